@@ -1,0 +1,121 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "activity-ledger",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "activity-ledger", targets: ["activity-ledger"]),
+        .executable(name: "ledger-bench", targets: ["ledger-bench"]),
+        .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "LedgerTesting", targets: ["LedgerTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .target(
+            name: "LedgerStore",
+            dependencies: [
+                "CZstd",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "ActivityModel",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "Ledger",
+            dependencies: [
+                "LedgerStore",
+                "ActivityModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "LedgerServer",
+            dependencies: [
+                "Ledger",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        .target(
+            name: "LedgerTesting",
+            dependencies: ["Ledger", "LedgerStore", "ActivityModel"]
+        ),
+        .executableTarget(
+            name: "activity-ledger",
+            dependencies: [
+                "Ledger",
+                "LedgerServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "ledger-bench",
+            dependencies: [
+                "Ledger",
+                "LedgerStore",
+                "LedgerTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/ledger-bench"
+        ),
+        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTesting"]),
+        .testTarget(
+            name: "ActivityModelTests",
+            dependencies: ["ActivityModel"],
+            resources: [.copy("Scenarios")]
+        ),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerTesting"]),
+        .testTarget(
+            name: "LedgerServerTests",
+            dependencies: [
+                "LedgerServer",
+                "LedgerTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)
+
+// One loop so that every target gets the same strictness (as swift-log does).
+for target in package.targets where [.executable, .test, .regular].contains(target.type) {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    if target.type == .regular {
+        settings.append(.unsafeFlags(["-Xfrontend", "-require-explicit-sendable"]))
+    }
+    target.swiftSettings = settings
+}

@@ -1,0 +1,1 @@
+// ActivityModel: see README.md for the layout.

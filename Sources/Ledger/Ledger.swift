@@ -1,0 +1,1 @@
+// Ledger: see README.md for the layout.

@@ -1,0 +1,1 @@
+// LedgerServer: see README.md for the layout.

@@ -1,0 +1,1 @@
+// LedgerStore: see README.md for the layout.

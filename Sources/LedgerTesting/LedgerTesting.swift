@@ -1,0 +1,1 @@
+// LedgerTesting: see README.md for the layout.

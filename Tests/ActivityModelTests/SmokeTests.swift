@@ -1,0 +1,5 @@
+import Testing
+
+@Test func packageBuilds() {
+    #expect(1 + 1 == 2)
+}

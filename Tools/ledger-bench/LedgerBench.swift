@@ -1,0 +1,13 @@
+import ArgumentParser
+
+@main
+struct LedgerBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ledger-bench",
+        abstract: "Measures SPEC §8 figures beside a plain-SQLite raw-JSON baseline."
+    )
+
+    func run() async throws {
+        print("no benchmarks yet")
+    }
+}
