@@ -1,11 +1,45 @@
 import ArgumentParser
+import Ledger
 
 struct Audit: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "audit", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "Delivery verdicts: which updates reached which activity, with the evidence.",
+        discussion: """
+            Example:
+              activity-ledger audit RIDE-8812
+              activity-ledger audit --update 7f1c2d4e-0000-4000-8000-000000000001 --json
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
+    @Argument(help: "The activity id.")
+    var activity: String?
+
+    @Option(help: "Audit one update or end (by event id) on every activity it reached.")
+    var update: String?
+
+    @Option(help: "Evaluate as of this time (default now).")
+    var at: String?
+
+    func validate() throws {
+        if (activity == nil) == (update == nil) {
+            throw ValidationError("give either an activity or --update <event-id>")
+        }
+    }
+
     func run() async throws {
-        throw ValidationError("'audit' is not built yet")
+        try await runReporting {
+            let ledger = try options.openLedger()
+            let asOf = try at.map { try parseTime($0, option: "at") }
+            if let update {
+                let audit = try ledger.audit(update: update, at: asOf)
+                if options.json { printJSON(audit.json) } else { print(AuditText.render(audit.deliveries, title: "update \(update)")) }
+            } else if let activity {
+                let audit = try ledger.audit(activity: activity, at: asOf)
+                if options.json { printJSON(audit.json) } else { print(AuditText.render(audit.deliveries, title: activity)) }
+            }
+        }
     }
 }

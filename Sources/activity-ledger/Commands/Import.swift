@@ -1,11 +1,51 @@
 import ArgumentParser
+import Foundation
+import Ledger
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "import", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Append the events of a JSON Lines file, in order, all or nothing.",
+        discussion: """
+            Every line is validated (SPEC §2). A refused line stops the import with its line number and reason,
+            and nothing of the file is written. Re-sent event ids are no-ops.
+
+            Example:
+              activity-ledger import events.jsonl --db ride.sqlite
+              cat events.jsonl | activity-ledger import - --json
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
+    @Argument(help: "A JSON Lines file, or - for standard input.")
+    var file: String
+
+    @Option(help: "The app that owns the imported streams (as an API key's app would).")
+    var app: String?
+
     func run() async throws {
-        throw ValidationError("'import' is not built yet")
+        try await runReporting {
+            let ledger = try options.openLedger(mustExist: false)
+            let reader = file == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: file)
+            let total = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
+            let progress = StderrProgress("importing")
+            let started = Date()
+            let summary = try await ledger.importJSONLines(reader, app: app) { step in
+                progress.report(step.bytes, of: total, unit: "bytes")
+            }
+            progress.finish()
+            let seconds = Date().timeIntervalSince(started)
+            if options.json {
+                printJSON([
+                    "lines": .int(Int64(summary.lines)), "appended": .int(Int64(summary.appended)),
+                    "duplicates": .int(Int64(summary.duplicates)), "lastPosition": .int(summary.lastPosition),
+                    "seconds": .double(seconds),
+                ])
+            } else {
+                let rate = seconds > 0 ? Int(Double(summary.appended) / seconds) : 0
+                print("imported \(summary.appended) events (\(summary.duplicates) duplicates) from \(summary.lines) lines in \(String(format: "%.2f", seconds)) s (\(rate) events/s); last position \(summary.lastPosition)")
+            }
+        }
     }
 }

@@ -1,11 +1,33 @@
 import ArgumentParser
+import Ledger
 
 struct Rebuild: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "rebuild", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "rebuild",
+        abstract: "Rebuild every projection from the log and swap it in atomically.",
+        discussion: """
+            Example:
+              activity-ledger rebuild --db ledger.sqlite
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        throw ValidationError("'rebuild' is not built yet")
+        try await runReporting {
+            let ledger = try options.openLedger()
+            let progress = StderrProgress("rebuilding")
+            let summary = try await ledger.rebuild { done, total in progress.report(done, of: total) }
+            progress.finish()
+            let rate = summary.seconds > 0 ? Int(Double(summary.events) / summary.seconds) : 0
+            if options.json {
+                printJSON([
+                    "events": .int(summary.events), "activities": .int(summary.activities),
+                    "seconds": .double(summary.seconds), "eventsPerSecond": .int(Int64(rate)),
+                ])
+            } else {
+                print("rebuilt projections of \(summary.activities) activities from \(summary.events) events in \(summary.seconds) s (\(rate) events/s)")
+            }
+        }
     }
 }

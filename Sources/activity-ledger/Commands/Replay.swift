@@ -1,11 +1,49 @@
 import ArgumentParser
+import Ledger
 
 struct Replay: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "replay", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Write a new ledger file holding the log up to a time or a position.",
+        discussion: """
+            --until T keeps the events with at <= T (event time: what had happened by T); --position N keeps
+            positions <= N (what the ledger knew after N appends). Events keep their order, ids and times;
+            projections are rebuilt, and `state X --at T` agrees on both files.
+
+            Example:
+              activity-ledger replay --until 2026-11-20T21:14:00Z --into incident.sqlite
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
+    @Option(help: "Keep events whose time is at or before T.")
+    var until: String?
+
+    @Option(help: "Keep events at or before this log position.")
+    var position: Int64?
+
+    @Option(help: "The new ledger file to write (must not exist).")
+    var into: String
+
+    func validate() throws {
+        if (until == nil) == (position == nil) {
+            throw ValidationError("give exactly one of --until T or --position N")
+        }
+    }
+
     func run() async throws {
-        throw ValidationError("'replay' is not built yet")
+        try await runReporting {
+            let ledger = try options.openLedger()
+            let limit: ReplayLimit = if let position { .position(position) } else { .until(try parseTime(until!, option: "until")) }
+            let progress = StderrProgress("replaying")
+            let summary = try await ledger.replay(limit, into: into) { done, total in progress.report(done, of: total) }
+            progress.finish()
+            if options.json {
+                printJSON(["into": .string(summary.path), "events": .int(summary.events), "lastPosition": .int(summary.lastPosition)])
+            } else {
+                print("wrote \(summary.events) events to \(summary.path) (last position \(summary.lastPosition))")
+            }
+        }
     }
 }

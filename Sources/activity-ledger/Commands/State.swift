@@ -1,11 +1,37 @@
 import ArgumentParser
+import Ledger
 
 struct State: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "state", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "An activity's state as of a time (default now).",
+        discussion: """
+            Phase, attributes, displayed and intended content, token, counters — folded from the log, so any past
+            time is answered exactly. Exits 1 with "no such activity at T" when it had no request by then.
+
+            Example:
+              activity-ledger state RIDE-8812 --at 2026-11-20T21:14:00Z --json
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
+    @Argument(help: "The activity id (without the activity: prefix).")
+    var activity: String
+
+    @Option(help: "RFC 3339 time or Unix seconds (default now).")
+    var at: String?
+
     func run() async throws {
-        throw ValidationError("'state' is not built yet")
+        try await runReporting {
+            let ledger = try options.openLedger()
+            let asOf = try at.map { try parseTime($0, option: "at") }
+            let state = try ledger.state(activity: activity, at: asOf)
+            if options.json {
+                printJSON(state.json)
+            } else {
+                print(StateText.render(state))
+            }
+        }
     }
 }

@@ -1,11 +1,39 @@
 import ArgumentParser
+import Ledger
 
 struct Timeline: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "timeline", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "timeline",
+        abstract: "An activity's events in event-time order, with the phase and displayed content after each.",
+        discussion: """
+            Example:
+              activity-ledger timeline RIDE-8812 --from 2026-11-20T21:00:00Z --to 2026-11-20T22:00:00Z
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
+    @Argument(help: "The activity id.")
+    var activity: String
+
+    @Option(help: "List events at or after this time.")
+    var from: String?
+
+    @Option(help: "List events at or before this time.")
+    var to: String?
+
     func run() async throws {
-        throw ValidationError("'timeline' is not built yet")
+        try await runReporting {
+            let ledger = try options.openLedger()
+            let entries = try ledger.timeline(
+                activity: activity, from: try from.map { try parseTime($0, option: "from") },
+                to: try to.map { try parseTime($0, option: "to") }
+            )
+            if options.json {
+                printJSON(["activity": .string(activity), "events": .array(entries.map(\.json))])
+            } else {
+                print(TimelineText.render(entries))
+            }
+        }
     }
 }

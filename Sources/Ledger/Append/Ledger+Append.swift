@@ -1,0 +1,82 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+
+/// What an append did with one event.
+public struct AppendOutcome: Sendable, Hashable, Codable {
+    /// The event's id (generated when the caller gave none).
+    public var id: String
+    /// Its global position; for a re-sent id, the original position.
+    public var position: Int64
+    /// True when the id was already in the ledger with the same content (nothing was written).
+    public var duplicate: Bool
+}
+
+extension Ledger {
+    /// Appends events atomically through the store's group commit; returns once durable.
+    ///
+    /// - Parameters:
+    ///   - expected: per stream (`activity:X`), the version its last event must have.
+    ///   - app: the caller's app. A stream belongs to the app that first wrote it; another app is refused.
+    public func append(
+        _ events: [LedgerEvent], expected: [String: ExpectedVersion] = [:], app: String? = nil
+    ) async throws -> [AppendOutcome] {
+        guard !events.isEmpty else { return [] }
+        let events = events.map(Self.withID)
+        if let app { try checkOwnership(of: events, app: app) }
+        let batch = AppendBatch(events: events.map(Self.newEvent), expected: expected)
+        projector.handOver(events, app: app)
+        do {
+            let result = try await store.append(batch)
+            projector.withdraw(events)
+            return Self.outcomes(events, result)
+        } catch {
+            projector.withdraw(events)
+            throw Self.translate(error)
+        }
+    }
+
+    static func withID(_ event: LedgerEvent) -> LedgerEvent {
+        guard event.id == nil else { return event }
+        var event = event
+        event.id = UUID().uuidString.lowercased()
+        return event
+    }
+
+    static func newEvent(_ event: LedgerEvent) -> NewEvent {
+        NewEvent(
+            id: event.id!, stream: event.stream.description, type: event.type.rawValue,
+            at: event.at.milliseconds, payload: EventCodec.encodePayload(event)
+        )
+    }
+
+    static func outcomes(_ events: [LedgerEvent], _ result: AppendResult) -> [AppendOutcome] {
+        zip(events, zip(result.positions, result.duplicate)).map { event, written in
+            AppendOutcome(id: event.id!, position: written.0, duplicate: written.1)
+        }
+    }
+
+    /// Store errors become ledger errors with the same message; anything else passes through.
+    static func translate(_ error: any Error) -> any Error {
+        guard let error = error as? StoreError else { return error }
+        switch error.code {
+        case .versionConflict, .idConflict: return LedgerError(.conflict, error.message)
+        case .invalidEvent: return LedgerError(.badInput, error.message)
+        default: return LedgerError(.storage, error.description)
+        }
+    }
+
+    /// Refuses, before anything is written, streams that another app owns.
+    func checkOwnership(of events: [LedgerEvent], app: String) throws {
+        try store.pool.read { db in try checkOwnership(in: db, of: events, app: app) }
+    }
+
+    func checkOwnership(in db: Database, of events: [LedgerEvent], app: String) throws {
+        for stream in Set(events.map { $0.stream.description }) {
+            if let owner = try StreamOwners.owner(of: stream, db), owner != app {
+                throw LedgerError(.forbidden, "stream \(stream) belongs to another app", field: "stream")
+            }
+        }
+    }
+}

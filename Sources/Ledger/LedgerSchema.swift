@@ -1,0 +1,20 @@
+import GRDB
+
+/// The Ledger target's own tables, as ordered migrations. Each SQL text is identical to
+/// `Schemas/sql/ledger/<name>.sql` (a test compares them).
+enum LedgerSchema {
+    static let migrations: [(name: String, sql: String)] = [
+        ("101_projections", ProjectionSQL.projections),
+        ("102_stream_owners", ProjectionSQL.streamOwners),
+    ]
+
+    static func migrate(_ pool: DatabasePool) throws {
+        var migrator = DatabaseMigrator()
+        for migration in migrations {
+            migrator.registerMigration("ledger." + migration.name) { db in
+                try db.execute(sql: migration.sql)
+            }
+        }
+        try migrator.migrate(pool)
+    }
+}

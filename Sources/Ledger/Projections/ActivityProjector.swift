@@ -1,0 +1,103 @@
+import ActivityModel
+import GRDB
+import LedgerStore
+import Synchronization
+
+/// The inline projection: keeps `activities`, `tokens`, `channel_members` and `start_tokens` equal to a fold of
+/// the log. The store calls it inside the append transaction, so rows and the saved position commit together.
+///
+/// Appends hand their already-decoded events over through `pending` so the hot path does not parse its own
+/// payloads a second time; anything not handed over (a rebuild, a duplicate race) is decoded from the payload.
+final class ActivityProjector: InlineProjector {
+    static let name = "activities"
+
+    private struct Pending: Sendable {
+        var event: LedgerEvent
+        var app: String?
+    }
+
+    private let pending = Mutex<[String: Pending]>([:])
+    private let tables: ProjectionTables
+
+    init(tables: ProjectionTables = .live) {
+        self.tables = tables
+    }
+
+    /// Makes decoded events (and the app appending them) available to the next `apply`, keyed by event id.
+    func handOver(_ events: [LedgerEvent], app: String?) {
+        pending.withLock { map in
+            for event in events { if let id = event.id { map[id] = Pending(event: event, app: app) } }
+        }
+    }
+
+    /// Drops what `handOver` left behind when an append failed before the projector ran.
+    func withdraw(_ events: [LedgerEvent]) {
+        pending.withLock { map in
+            for event in events { if let id = event.id { map[id] = nil } }
+        }
+    }
+
+    func apply(_ events: [RecordedEvent], db: Database) throws {
+        guard !events.isEmpty else { return }
+        var claims: Set<Claim> = []
+        let decoded: [LedgerEvent] = try pending.withLock { map in
+            try events.map { recorded in
+                guard let handed = map.removeValue(forKey: recorded.id) else { return try Self.decode(recorded) }
+                if let app = handed.app { claims.insert(Claim(stream: recorded.stream, app: app)) }
+                return handed.event
+            }
+        }
+        for claim in claims { try StreamOwners.claim(claim.stream, app: claim.app, db) }
+        var batch = ProjectionBatch(db: db, tables: tables)
+        for (recorded, event) in zip(events, decoded) {
+            try batch.apply(event, position: recorded.position)
+        }
+        try batch.flush()
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)",
+            arguments: [Self.name, events.last!.position]
+        )
+    }
+
+    private struct Claim: Hashable {
+        var stream: String
+        var app: String
+    }
+
+    static func decode(_ recorded: RecordedEvent) throws -> LedgerEvent {
+        do {
+            return try EventCodec.decodePayload(
+                recorded.payload, id: recorded.id, stream: recorded.stream, type: recorded.type,
+                at: Instant(milliseconds: recorded.at)
+            )
+        } catch {
+            throw LedgerError(.storage, "position \(recorded.position): stored payload does not decode: \(error)")
+        }
+    }
+}
+
+/// Table names, so that `rebuild` can write the same projection into shadow tables.
+struct ProjectionTables: Sendable {
+    var activities: String
+    var tokens: String
+    var channelMembers: String
+    var startTokens: String
+    var positions: String
+
+    static let live = ProjectionTables(
+        activities: "activities", tokens: "tokens", channelMembers: "channel_members",
+        startTokens: "start_tokens", positions: "projection_positions"
+    )
+    static let shadow = ProjectionTables(
+        activities: "rebuild_activities", tokens: "rebuild_tokens", channelMembers: "rebuild_channel_members",
+        startTokens: "rebuild_start_tokens", positions: "rebuild_projection_positions"
+    )
+
+    var all: [(live: String, mine: String)] {
+        let live = ProjectionTables.live
+        return [
+            (live.activities, activities), (live.tokens, tokens), (live.channelMembers, channelMembers),
+            (live.startTokens, startTokens), (live.positions, positions),
+        ]
+    }
+}

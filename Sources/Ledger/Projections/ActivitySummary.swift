@@ -1,0 +1,97 @@
+import ActivityModel
+
+/// One row of the `activities` table: the facts about an activity that lists and filters need without a fold.
+///
+/// Every rule here is order-insensitive (earliest end wins, newest token wins by `at` then position …), so applying
+/// the log in position order — inline or in a rebuild — gives the same row whatever order events arrived in.
+struct ActivitySummary: Equatable, Sendable {
+    var activity: String
+    var attributesType: String?
+    var installation: String?
+    var pushType: String?
+    var channel: String?
+    var origin: String?
+    var requestedAt: Int64?
+    var startAt: Int64?
+    var token: String?
+    var tokenAt: Int64?
+    var tokenPosition: Int64?
+    var endedAt: Int64?
+    var endedBy: String?
+    var endPolicy: String?
+    var endPolicyDate: Int64?
+    var dismissedAt: Int64?
+    var dismissedBy: String?
+    var contentTimestamp: Int64?
+    var staleAt: Int64?
+    var events: Int64 = 0
+    var firstPosition: Int64?
+    var lastPosition: Int64?
+    var lastAt: Int64?
+
+    init(activity: String) { self.activity = activity }
+
+    /// Counts an event of the activity's own stream.
+    mutating func count(position: Int64, at: Int64) {
+        events += 1
+        if firstPosition == nil { firstPosition = position }
+        lastPosition = position
+        lastAt = max(lastAt ?? at, at)
+    }
+
+    mutating func applyRequest(_ request: RequestData, at: Int64) {
+        guard requestedAt.map({ at < $0 }) ?? true else { return }
+        requestedAt = at
+        startAt = request.scheduledStart?.milliseconds ?? at
+        attributesType = request.attributesType
+        installation = request.installation
+        origin = request.origin?.rawValue
+        switch request.pushType {
+        case .none?, nil: pushType = "none"
+        case .token?: pushType = "token"
+        case .channel(let id)?:
+            pushType = "channel"
+            channel = id
+        }
+        applyContent(request.content, timestamp: at / 1000)
+    }
+
+    mutating func applyToken(_ newToken: String, at: Int64, position: Int64) {
+        if let tokenAt, let tokenPosition, (tokenAt, tokenPosition) > (at, position) { return }
+        token = newToken
+        tokenAt = at
+        tokenPosition = position
+    }
+
+    /// Newest content timestamp wins; oversize content never becomes displayed, so it is not counted.
+    mutating func applyContent(_ content: ActivityContent, timestamp: Int64) {
+        guard !content.isTooLarge else { return }
+        if let contentTimestamp, contentTimestamp > timestamp { return }
+        contentTimestamp = timestamp
+        staleAt = content.staleDate?.milliseconds
+    }
+
+    mutating func applyEnd(_ end: EndData, at: Int64, source: Source) {
+        if let content = end.content { applyContent(content, timestamp: end.timestamp) }
+        guard endedAt.map({ at < $0 }) ?? true else { return }
+        endedAt = at
+        endedBy = source == .app ? "app" : "server"
+        switch end.dismissalPolicy {
+        case .default?, nil:
+            endPolicy = "default"
+            endPolicyDate = nil
+        case .immediate?:
+            endPolicy = "immediate"
+            endPolicyDate = nil
+        case .after(let date)?:
+            endPolicy = "after"
+            endPolicyDate = date.milliseconds
+        }
+    }
+
+    mutating func applyDismiss(by: DismissedByActor, at: Int64) {
+        guard dismissedAt.map({ at < $0 }) ?? true else { return }
+        dismissedAt = at
+        dismissedBy = by.rawValue
+    }
+}

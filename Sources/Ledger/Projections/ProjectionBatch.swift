@@ -1,0 +1,125 @@
+import ActivityModel
+import GRDB
+
+/// Applies one append's events to the projection tables. Activity rows are read once, changed in memory and
+/// written back once per batch, which keeps the per-event cost of a busy activity low.
+struct ProjectionBatch {
+    let db: Database
+    let tables: ProjectionTables
+    private var rows: [String: ActivitySummary] = [:]
+
+    init(db: Database, tables: ProjectionTables) {
+        self.db = db
+        self.tables = tables
+    }
+
+    mutating func apply(_ event: LedgerEvent, position: Int64) throws {
+        let at = event.at.milliseconds
+        switch event.stream.kind {
+        case .activity:
+            try applyToActivity(event, id: event.stream.id, position: position, at: at)
+        case .channel:
+            try applyToChannel(event, channel: event.stream.id, at: at)
+        case .installation:
+            if case .startToken(let data) = event.data {
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO \(tables.startTokens) (installation, token, at) VALUES (?, ?, ?)
+                        ON CONFLICT (installation, token) DO UPDATE SET at = min(at, excluded.at)
+                        """
+                ).execute(arguments: [event.stream.id, data.token, at])
+            }
+        }
+    }
+
+    private mutating func applyToActivity(_ event: LedgerEvent, id: String, position: Int64, at: Int64) throws {
+        var row = try summary(id)
+        row.count(position: position, at: at)
+        switch event.data {
+        case .request(let request):
+            row.applyRequest(request, at: at)
+            if case .channel(let channel)? = request.pushType {
+                try addMember(channel: channel, activity: id, since: at)
+            }
+        case .token(let data):
+            row.applyToken(data.token, at: at, position: position)
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
+                    ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
+                    """
+            ).execute(arguments: [data.token, id, at])
+        case .update(let update):
+            row.applyContent(update.content, timestamp: update.timestamp)
+        case .end(let end):
+            row.applyEnd(end, at: at, source: event.source)
+        case .dismiss(let dismiss):
+            row.applyDismiss(by: dismiss.by, at: at)
+        case .push(let push):
+            try recordDeath(push, at: at)
+        case .startToken, .observe, .subscribe, .reconcile:
+            break
+        }
+        rows[id] = row
+    }
+
+    /// Channel updates and ends reach every activity subscribed at that time.
+    private mutating func applyToChannel(_ event: LedgerEvent, channel: String, at: Int64) throws {
+        switch event.data {
+        case .subscribe(let subscribe):
+            try addMember(channel: channel, activity: subscribe.activity, since: at)
+        case .update(let update):
+            for member in try members(of: channel, at: at) {
+                var row = try summary(member)
+                row.applyContent(update.content, timestamp: update.timestamp)
+                rows[member] = row
+            }
+        case .end(let end):
+            for member in try members(of: channel, at: at) {
+                var row = try summary(member)
+                row.applyEnd(end, at: at, source: event.source)
+                rows[member] = row
+            }
+        default:
+            break
+        }
+    }
+
+    /// A 410 kills its token from the APNs timestamp (or the push's own time).
+    private func recordDeath(_ push: PushData, at: Int64) throws {
+        guard push.status == 410, let token = push.token else { return }
+        let from = push.apnsTimestamp?.milliseconds ?? at
+        try db.cachedStatement(
+            sql: "UPDATE \(tables.tokens) SET dead_at = min(coalesce(dead_at, ?), ?) WHERE token = ?"
+        ).execute(arguments: [from, from, token])
+    }
+
+    private func addMember(channel: String, activity: String, since: Int64) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO \(tables.channelMembers) (channel, activity, since) VALUES (?, ?, ?)
+                ON CONFLICT (channel, activity) DO UPDATE SET since = min(since, excluded.since)
+                """
+        ).execute(arguments: [channel, activity, since])
+    }
+
+    private func members(of channel: String, at: Int64) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT activity FROM \(tables.channelMembers) WHERE channel = ? AND since <= ?"),
+            arguments: [channel, at]
+        )
+    }
+
+    private mutating func summary(_ id: String) throws -> ActivitySummary {
+        if let row = rows[id] { return row }
+        let row = try SummaryRow.fetch(db, table: tables.activities, activity: id) ?? ActivitySummary(activity: id)
+        rows[id] = row
+        return row
+    }
+
+    func flush() throws {
+        for row in rows.values {
+            try SummaryRow.write(row, db, table: tables.activities)
+        }
+    }
+}

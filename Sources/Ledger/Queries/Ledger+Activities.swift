@@ -1,0 +1,124 @@
+import ActivityModel
+import GRDB
+
+/// Filters of `activities` (CLI) and `GET /v1/activities` (HTTP). All given filters must hold.
+public struct ActivityFilter: Sendable, Hashable {
+    public var phase: Phase?
+    public var installation: String?
+    public var attributesType: String?
+    /// Any token the activity ever had (current or rotated away).
+    public var token: String?
+    public var channel: String?
+    /// Only activities of this app (the server scopes every list to the caller's app).
+    public var app: String?
+    /// Phases are evaluated as of this time (default now).
+    public var at: Instant?
+    public var limit: Int
+    /// Paging: list activities whose id sorts after this one.
+    public var after: String?
+
+    public init(
+        phase: Phase? = nil, installation: String? = nil, attributesType: String? = nil, token: String? = nil,
+        channel: String? = nil, app: String? = nil, at: Instant? = nil, limit: Int = 100, after: String? = nil
+    ) {
+        self.phase = phase
+        self.installation = installation
+        self.attributesType = attributesType
+        self.token = token
+        self.channel = channel
+        self.app = app
+        self.at = at
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// A page of activities; `next` is the cursor for the following page, nil on the last.
+public struct ActivityPage: Sendable, Hashable {
+    public var asOf: Instant
+    public var activities: [ActivityState]
+    public var next: String?
+
+    public var json: JSONValue {
+        .object([
+            "asOf": .string(asOf.rfc3339),
+            "activities": .array(activities.map(\.listJSON)),
+            "next": next.map(JSONValue.string) ?? .null,
+        ])
+    }
+}
+
+extension ActivityState {
+    /// The compact form used in lists.
+    public var listJSON: JSONValue {
+        .object([
+            "activity": .string(activity), "phase": .string(phase.rawValue),
+            "endedBy": endedBy.map { .string($0.rawValue) } ?? .null,
+            "dismissedBy": dismissedBy.map { .string($0.rawValue) } ?? .null,
+            "attributesType": .string(attributesType),
+            "installation": installation.map(JSONValue.string) ?? .null,
+            "token": token.map(JSONValue.string) ?? .null,
+            "displayedTimestamp": displayed.map { .int(Int64($0.timestamp)) } ?? .null,
+            "events": .int(Int64(events)), "lastPosition": .int(Int64(lastPosition)),
+        ])
+    }
+}
+
+extension Ledger {
+    /// Lists activities matching `filter`, ordered by id. The projection narrows the candidates with conditions
+    /// that any activity in the asked phase must meet; the fold of each candidate then decides, so the phase
+    /// shown is exactly what `state --at` says.
+    public func activities(_ filter: ActivityFilter) throws -> ActivityPage {
+        let asOf = filter.at ?? Self.now()
+        let limit = max(1, min(filter.limit, 1000))
+        var found: [ActivityState] = []
+        var cursor = filter.after ?? ""
+        while found.count < limit {
+            let candidates = try store.pool.read { db in
+                try String.fetchAll(db, candidateQuery(filter, asOf: asOf, after: cursor, limit: 256))
+            }
+            guard let last = candidates.last else { return ActivityPage(asOf: asOf, activities: found, next: nil) }
+            for activity in candidates {
+                cursor = activity
+                guard let state = try? state(activity: activity, at: asOf) else { continue }
+                if let phase = filter.phase, state.phase != phase { continue }
+                found.append(state)
+                if found.count == limit { break }
+            }
+            if candidates.count < 256 && cursor == last && found.count < limit {
+                return ActivityPage(asOf: asOf, activities: found, next: nil)
+            }
+        }
+        return ActivityPage(asOf: asOf, activities: found, next: found.last?.activity)
+    }
+
+    private func candidateQuery(_ filter: ActivityFilter, asOf: Instant, after: String, limit: Int) -> SQLRequest<String> {
+        let t = asOf.milliseconds
+        let hour: Int64 = 3_600_000
+        var sql: SQL = "SELECT a.activity FROM activities a WHERE a.activity > \(after) AND a.requested_at IS NOT NULL"
+        if let installation = filter.installation { sql += " AND a.installation = \(installation)" }
+        if let type = filter.attributesType { sql += " AND a.attributes_type = \(type)" }
+        if let token = filter.token {
+            sql += " AND a.activity IN (SELECT activity FROM tokens WHERE token = \(token))"
+        }
+        if let channel = filter.channel {
+            sql += " AND a.activity IN (SELECT activity FROM channel_members WHERE channel = \(channel))"
+        }
+        if let app = filter.app {
+            sql += " AND ('activity:' || a.activity) IN (SELECT stream FROM stream_owners WHERE app = \(app))"
+        }
+        switch filter.phase {
+        case .pending?:
+            sql += " AND a.start_at > \(t)"
+        case .active?, .stale?:
+            sql += """
+                 AND a.start_at <= \(t) AND a.start_at + \(8 * hour) > \(t)
+                 AND (a.ended_at IS NULL OR a.ended_at > \(t)) AND (a.dismissed_at IS NULL OR a.dismissed_at > \(t))
+                """
+        case .ended?, .dismissed?, nil:
+            sql += " AND a.requested_at <= \(t)"
+        }
+        sql += " ORDER BY a.activity LIMIT \(limit)"
+        return SQLRequest(sql)
+    }
+}

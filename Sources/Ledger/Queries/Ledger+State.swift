@@ -1,0 +1,88 @@
+import ActivityModel
+import GRDB
+
+extension Ledger {
+    /// SPEC §3: the activity as of `at` (default now), folded from its events.
+    /// - Throws: notFound "no such activity at T" when it has no request at or before T.
+    public func state(activity: String, at: Instant? = nil) throws -> ActivityState {
+        let asOf = at ?? Self.now()
+        let events = try store.pool.read { db in try relevantEvents(db, activity: activity) }
+        do {
+            return try ActivityFold.state(activity: activity, events: events.map(\.positioned), asOf: asOf)
+        } catch {
+            throw LedgerError(.notFound, "no such activity at \(asOf.rfc3339): \(activity)", field: "activity")
+        }
+    }
+
+    /// SPEC §4: the verdict of every update or end that reached the activity, as of `at` (default now).
+    public func audit(activity: String, at: Instant? = nil) throws -> ActivityAudit {
+        let asOf = at ?? Self.now()
+        let events = try store.pool.read { db in try relevantEvents(db, activity: activity) }
+        do {
+            let deliveries = try DeliveryVerdicts.deliveries(
+                activity: activity, events: events.map(\.positioned), asOf: asOf
+            )
+            return ActivityAudit(activity: activity, asOf: asOf, deliveries: deliveries)
+        } catch {
+            throw LedgerError(.notFound, "no such activity at \(asOf.rfc3339): \(activity)", field: "activity")
+        }
+    }
+
+    /// The verdicts of one update or end on every activity it reached (one per subscriber for a channel update).
+    public func audit(update id: String, at: Instant? = nil) throws -> UpdateAudit {
+        let asOf = at ?? Self.now()
+        let target = try event(id: id)
+        guard target.event.type == .update || target.event.type == .end else {
+            throw LedgerError(.badInput, "event \(id) is a \(target.event.type.rawValue), not an update or end", field: "id")
+        }
+        let activities: [String]
+        switch target.event.stream.kind {
+        case .activity:
+            activities = [target.event.stream.id]
+        case .channel:
+            activities = try store.pool.read { db in
+                try String.fetchAll(
+                    db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
+                    arguments: [target.event.stream.id]
+                )
+            }
+        case .installation:
+            activities = []
+        }
+        var deliveries: [Delivery] = []
+        for activity in activities {
+            guard let audit = try? audit(activity: activity, at: asOf) else { continue }
+            deliveries += audit.deliveries.filter { $0.event == id }
+        }
+        return UpdateAudit(event: id, type: target.event.type, stream: target.event.stream.description, deliveries: deliveries)
+    }
+}
+
+/// `audit <activity>`: SPEC §7 `{"activity", "deliveries": [...]}`.
+public struct ActivityAudit: Sendable, Hashable {
+    public var activity: String
+    public var asOf: Instant
+    public var deliveries: [Delivery]
+
+    public var json: JSONValue {
+        .object([
+            "activity": .string(activity), "asOf": .string(asOf.rfc3339),
+            "deliveries": .array(deliveries.map(\.json)),
+        ])
+    }
+}
+
+/// `audit --update <id>`: one delivery per activity the update reached.
+public struct UpdateAudit: Sendable, Hashable {
+    public var event: String
+    public var type: EventType
+    public var stream: String
+    public var deliveries: [Delivery]
+
+    public var json: JSONValue {
+        .object([
+            "event": .string(event), "type": .string(type.rawValue), "stream": .string(stream),
+            "deliveries": .array(deliveries.map(\.json)),
+        ])
+    }
+}

@@ -1,0 +1,61 @@
+import ActivityModel
+
+/// One line of `timeline`: an event and the activity as it stood right after it.
+public struct TimelineEntry: Sendable, Hashable {
+    public var event: LoggedEvent
+    /// Phase and displayed content after this event (nil before the activity's request).
+    public var phase: Phase?
+    public var displayed: ContentSnapshot?
+
+    public var json: JSONValue {
+        let e = event.event
+        return .object([
+            "position": .int(Int64(event.position)),
+            "id": e.id.map(JSONValue.string) ?? .null,
+            "at": .string(e.at.rfc3339),
+            "stream": .string(e.stream.description),
+            "type": .string(e.type.rawValue),
+            "source": .string(e.source.rawValue),
+            "hash": .string(Self.hex(event.hash)),
+            "phase": phase.map { .string($0.rawValue) } ?? .null,
+            "displayed": displayed?.json ?? .null,
+        ])
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Ledger {
+    /// The events of an activity (and of its channels, from when it subscribed) in event-time order, each with
+    /// the phase and displayed content right after it. `from`/`to` bound the listed events by `at`, inclusive;
+    /// the state after each one still counts every earlier event.
+    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil) throws -> [TimelineEntry] {
+        let all = try store.pool.read { db in try relevantEvents(db, activity: activity) }
+        guard all.contains(where: { $0.event.stream.kind == .activity }) else {
+            throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
+        }
+        let ordered = all.sorted { ($0.event.at, $0.position) < ($1.event.at, $1.position) }
+        let positioned = ordered.map(\.positioned)
+        var entries: [TimelineEntry] = []
+        for (index, logged) in ordered.enumerated() {
+            if let from, logged.event.at < from { continue }
+            if let to, logged.event.at > to { break }
+            let prefix = Array(positioned[...index])
+            let state = try? ActivityFold.state(activity: activity, events: prefix, asOf: logged.event.at)
+            if logged.event.stream.kind == .channel, state.map({ !$0.channels.contains(logged.event.stream.id) }) ?? true {
+                continue  // a channel event before this activity listened to the channel
+            }
+            entries.append(TimelineEntry(event: logged, phase: state?.phase, displayed: state?.displayed))
+        }
+        return entries
+    }
+}

@@ -1,0 +1,73 @@
+import ActivityModel
+import GRDB
+import LedgerStore
+import Logging
+
+/// Where a replay stops: an event time (every event with `at` ≤ T) or a position of the log (what the ledger knew).
+public enum ReplayLimit: Sendable, Hashable {
+    case until(Instant)
+    case position(Int64)
+}
+
+/// What a replay wrote.
+public struct ReplaySummary: Sendable, Hashable, Codable {
+    public var path: String
+    public var events: Int64
+    public var lastPosition: Int64
+}
+
+extension Ledger {
+    /// Writes a new ledger file at `path` holding the events up to `limit`, in their original order, with their ids,
+    /// times and payloads, and its projections built as it goes. Stream owners are copied. The file must not exist.
+    public func replay(
+        _ limit: ReplayLimit, into path: String, progress: ((Int64, Int64) -> Void)? = nil
+    ) async throws -> ReplaySummary {
+        if access(path, F_OK) == 0 {
+            throw LedgerError(.badInput, "\(path) already exists: replay writes a new ledger file", field: "into")
+        }
+        let target = try Ledger(path: path, logger: logger)
+        let last = try store.lastPosition()
+        let written: Int64 = try await target.store.importTransaction { session in
+            var batch: [NewEvent] = []
+            var count: Int64 = 0
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                _ = try session.append(AppendBatch(events: batch))
+                batch.removeAll(keepingCapacity: true)
+                progress?(count, last)
+            }
+            try store.forEachEvent(after: 0) { event in
+                switch limit {
+                case .position(let n) where event.position > n: return false
+                case .until(let t) where event.at > t.milliseconds: return true
+                default: break
+                }
+                batch.append(NewEvent(
+                    id: event.id, stream: event.stream, type: event.type, at: event.at,
+                    recordedAt: event.recordedAt, payload: event.payload
+                ))
+                count += 1
+                if batch.count == 4096 { try flush() }
+                return true
+            }
+            try flush()
+            try copyOwners(into: session.db)
+            return count
+        }
+        return ReplaySummary(path: path, events: written, lastPosition: try target.store.lastPosition())
+    }
+
+    /// Ownership is not part of the log; every owner is copied (an owner of a stream with no events yet only
+    /// reserves the name for its app, as in the source).
+    private func copyOwners(into db: Database) throws {
+        let owners = try store.pool.read { source in
+            try Row.fetchAll(source, sql: "SELECT stream, app FROM stream_owners")
+        }
+        for owner in owners {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO stream_owners (stream, app) VALUES (?, ?)",
+                arguments: [owner["stream"] as String, owner["app"] as String]
+            )
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// LedgerTesting: see README.md for the layout.

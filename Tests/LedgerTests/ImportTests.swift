@@ -1,0 +1,71 @@
+import ActivityModel
+import Foundation
+import Ledger
+import LedgerTesting
+import Testing
+
+@Suite("Import")
+struct ImportTests {
+    let valid = """
+        {"id":"00000000-0000-4000-8000-000000000001","stream":"activity:R1","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"R1"},"content":{"state":{"eta":5}},"pushType":"token"}}
+        {"id":"00000000-0000-4000-8000-000000000002","stream":"activity:R1","type":"update","at":"2026-11-20T21:01:00Z","data":{"content":{"state":{"eta":4}},"timestamp":1795208460}}
+        """
+
+    @Test("a refused line stops the import, names its line and field, and writes nothing")
+    func refusedLineWritesNothing() async throws {
+        let temp = try TemporaryLedger()
+        let bad = valid + "\n\n" + #"{"stream":"activity:R1","type":"update","at":"2026-11-20T21:02:00Z","data":{"content":{"state":{}}}}"#
+        let path = try temp.write(bad, to: "bad.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path))
+        }
+        #expect(error?.line == 4)
+        #expect(error?.description.contains("timestamp") == true)
+        #expect(try temp.ledger.store.lastPosition() == 0)
+    }
+
+    @Test("re-importing the same file appends nothing and keeps the positions")
+    func reimportIsIdempotent() async throws {
+        let temp = try TemporaryLedger()
+        let path = try temp.write(valid, to: "ok.jsonl")
+        let first = try await temp.ledger.importJSONLines(try JSONLinesReader(path: path))
+        #expect(first.appended == 2)
+        let second = try await temp.ledger.importJSONLines(try JSONLinesReader(path: path))
+        #expect(second.appended == 0)
+        #expect(second.duplicates == 2)
+        #expect(second.lastPosition == 2)
+    }
+
+    @Test("an id re-sent with other content is refused with its line")
+    func idConflictNamesLine() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(valid)
+        let changed = valid.replacingOccurrences(of: "\"eta\":4", with: "\"eta\":3")
+        let path = try temp.write(changed, to: "changed.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path))
+        }
+        #expect(error?.code == .conflict)
+        #expect(error?.line == 2)
+    }
+
+    @Test("export re-imports into an equal log")
+    func exportRoundTrip() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(RandomWorkload(seed: 11, activities: 5, eventsPerActivity: 10).lines().joined(separator: "\n"))
+        var lines: [String] = []
+        try temp.ledger.exportLines { bytes, _ in
+            lines.append(String(decoding: bytes, as: UTF8.self))
+            return true
+        }
+        let copy = try TemporaryLedger()
+        let path = try copy.write(lines.joined(separator: "\n"), to: "export.jsonl")
+        _ = try await copy.ledger.importJSONLines(try JSONLinesReader(path: path))
+        var again: [String] = []
+        try copy.ledger.exportLines { bytes, _ in
+            again.append(String(decoding: bytes, as: UTF8.self))
+            return true
+        }
+        #expect(again == lines)
+    }
+}
