@@ -4,10 +4,8 @@ import ArgumentParser
 struct LedgerBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger-bench",
-        abstract: "Measures SPEC §8 figures beside a plain-SQLite raw-JSON baseline."
+        abstract: "Measures SPEC §8 figures beside a plain-SQLite raw-JSON baseline.",
+        subcommands: [StoreBenchmark.self, MemoryBenchmark.self, CrashWriter.self],
+        defaultSubcommand: StoreBenchmark.self
     )
-
-    func run() async throws {
-        print("no benchmarks yet")
-    }
 }

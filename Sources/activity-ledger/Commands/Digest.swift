@@ -1,11 +1,31 @@
 import ArgumentParser
+import Foundation
+import LedgerStore
 
 struct Digest: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "digest", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "digest",
+        abstract: "Print the last position and its chain hash (POSITION:HEX).",
+        discussion: "Keep the digest; `verify --digest D` later proves the log up to it is unchanged.")
 
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        throw ValidationError("'digest' is not built yet")
+        do {
+            let digest = try StoreAccess.openReadOnly(options.db).digest()
+            if options.json {
+                print(try StoreAccess.json(DigestJSON(position: digest.position, hash: digest.hex, digest: digest.description)))
+            } else {
+                print(digest.description)
+            }
+        } catch {
+            throw CommandFailure.exit(error)
+        }
     }
+}
+
+struct DigestJSON: Encodable {
+    var position: Int64
+    var hash: String
+    var digest: String
 }

@@ -1,11 +1,70 @@
 import ArgumentParser
+import Foundation
+import LedgerStore
 
 struct Verify: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "verify", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Recompute the hash chain and name the first bad position.",
+        discussion: "Exits 0 when the log is intact, 2 when it is not, 1 on other errors.")
 
     @OptionGroup var options: GlobalOptions
 
+    @Option(name: .long, help: "A digest (POSITION:HEX) taken earlier: prove the log up to it is unchanged.")
+    var digest: String?
+
     func run() async throws {
-        throw ValidationError("'verify' is not built yet")
+        do {
+            var expected: LedgerStore.Digest?
+            if let digest {
+                guard let parsed = LedgerStore.Digest(digest) else {
+                    throw CommandFailure("--digest '\(digest)' is not POSITION:HEX (64 hex digits)")
+                }
+                expected = parsed
+            }
+            let store = try StoreAccess.openReadOnly(options.db)
+            let progress = Progress("verifying")
+            let report = try store.verify(upTo: expected) { done, total in progress.update(done, of: total) }
+            progress.finish()
+            if options.json {
+                print(try StoreAccess.json(VerifyJSON(
+                    ok: report.ok, checked: report.checked, digest: report.lastGood.description,
+                    firstBadPosition: report.firstBadPosition, reason: report.reason)))
+            } else if report.ok {
+                print("ok: \(report.checked) events verified, digest \(report.lastGood)")
+            } else {
+                print("FAILED at position \(report.firstBadPosition ?? 0): \(report.reason ?? "unknown")")
+            }
+            if !report.ok {
+                if !options.json {
+                    FileHandle.standardError.write(Data(
+                        "error: verify failed at position \(report.firstBadPosition ?? 0)\n".utf8))
+                }
+                throw ExitCode(2)
+            }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw CommandFailure.exit(error)
+        }
+    }
+}
+
+struct VerifyJSON: Encodable {
+    var ok: Bool
+    var checked: Int64
+    var digest: String
+    var firstBadPosition: Int64?
+    var reason: String?
+
+    enum CodingKeys: CodingKey { case ok, checked, digest, firstBadPosition, reason }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ok, forKey: .ok)
+        try container.encode(checked, forKey: .checked)
+        try container.encode(digest, forKey: .digest)
+        try container.encode(firstBadPosition, forKey: .firstBadPosition)  // null when ok
+        try container.encode(reason, forKey: .reason)
     }
 }

@@ -1,0 +1,40 @@
+-- 001_event_log: the event log, its stream names and its compression dictionaries.
+-- Layout and hash chain are described in Schemas/sql/README.md.
+
+-- Stream names interned to small integers so that the (stream, version) index stays cheap.
+CREATE TABLE streams (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE
+);
+
+-- zstd dictionaries trained from the ledger's own payloads; rows are never deleted.
+CREATE TABLE dictionaries (
+    id INTEGER PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    first_position INTEGER NOT NULL,
+    bytes BLOB NOT NULL
+);
+
+-- One row per event. position is gapless from 1. id is a 16-byte blob for a canonical lower-case
+-- UUID, text otherwise. dictionary is NULL for payloads compressed without one.
+CREATE TABLE events (
+    position INTEGER PRIMARY KEY,
+    stream INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    id BLOB NOT NULL,
+    type TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    dictionary INTEGER,
+    payload BLOB NOT NULL,
+    hash BLOB NOT NULL
+);
+CREATE UNIQUE INDEX events_by_stream_version ON events(stream, version);
+CREATE UNIQUE INDEX events_by_id ON events(id);
+
+-- Running totals kept in the append transaction, so stats need not decompress every row.
+CREATE TABLE store_counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO store_counters(name, value) VALUES ('payload_bytes', 0), ('stored_payload_bytes', 0);

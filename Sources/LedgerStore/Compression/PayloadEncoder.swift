@@ -1,0 +1,47 @@
+import CZstd
+
+/// Compresses payloads on the writer, with the newest trained dictionary when there is one.
+///
+/// Not Sendable: it owns one `ZSTD_CCtx`; the store keeps exactly one and uses it only inside the
+/// serialized writer.
+final class PayloadEncoder {
+    private let context = CompressionContext()
+    private let level: Int32
+    private var buffer: [UInt8] = []
+    /// The dictionary rows are compressed with now (nil: plain zstd, before the first training).
+    private(set) var dictionaryID: Int64?
+    private var dictionary: CompressionDictionary?
+
+    init(level: Int32) {
+        self.level = level
+        _ = ZSTD_CCtx_setParameter(context.pointer, ZSTD_c_compressionLevel, level)
+    }
+
+    /// Switches to `bytes` for every later row.
+    func use(dictionary bytes: [UInt8], id: Int64) throws {
+        guard let made = CompressionDictionary(bytes: bytes, level: level) else {
+            throw StoreError(.corruptDictionary, "dictionary \(id) could not be loaded for compression")
+        }
+        let code = ZSTD_CCtx_refCDict(context.pointer, made.pointer)
+        if let name = zstdErrorName(code) {
+            throw StoreError(.corruptDictionary, "dictionary \(id) refused by zstd: \(name)")
+        }
+        dictionary = made
+        dictionaryID = id
+    }
+
+    /// Compressed frame of `payload` under the current dictionary.
+    func compress(_ payload: [UInt8]) throws -> [UInt8] {
+        let bound = ZSTD_compressBound(payload.count)
+        if buffer.count < bound { buffer = [UInt8](repeating: 0, count: bound) }
+        let written = buffer.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { input in
+                ZSTD_compress2(context.pointer, out.baseAddress, out.count, input.baseAddress, input.count)
+            }
+        }
+        if let name = zstdErrorName(written) {
+            throw StoreError(.compression, "zstd compression failed: \(name)")
+        }
+        return Array(buffer[0..<written])
+    }
+}

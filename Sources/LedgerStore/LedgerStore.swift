@@ -1,1 +1,0 @@
-// LedgerStore: see README.md for the layout.

@@ -1,0 +1,34 @@
+/// How an `EventStore` opens its file and compresses payloads.
+public struct StoreConfiguration: Sendable {
+    /// SQLite `synchronous` level for every connection.
+    public enum Durability: String, Sendable {
+        /// `synchronous=FULL`: an acknowledged append survives power loss (default).
+        case full
+        /// `synchronous=NORMAL`: survives a process crash; may lose the last commits on power loss.
+        case normal
+        /// `synchronous=OFF`: benchmarks and throwaway files only.
+        case off
+    }
+
+    public var durability: Durability = .full
+    /// Opens the file without writing; appends throw `readOnly`.
+    public var readOnly = false
+    /// zstd level for payloads.
+    public var compressionLevel: Int32 = 3
+    /// Payloads written before the first dictionary is trained from them.
+    public var firstDictionaryAfter = 8_000
+    /// Events written under one dictionary before the next is trained (0 = train only once).
+    public var retrainEvery = 0
+    /// Target size of a trained dictionary in bytes.
+    public var dictionarySize = 64 * 1024
+    /// Memory kept for training samples.
+    public var sampleBytes = 4 * 1024 * 1024
+    /// Most events one group-commit transaction takes from the queue.
+    public var maximumGroupEvents = 20_000
+    /// SQLite page cache per connection, in KiB.
+    public var cacheKiB = 32 * 1024
+    /// Inline projector run inside every append transaction (can also be set later with `setProjector`).
+    public var projector: (any InlineProjector)?
+
+    public init() {}
+}

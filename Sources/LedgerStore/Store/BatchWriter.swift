@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Writes one `AppendBatch` inside its own savepoint: checks, compresses, hashes, inserts, projects.
+struct BatchWriter {
+    let context: WriterContext
+    let encoder: PayloadEncoder
+    let projector: (any InlineProjector)?
+    let decoders: DecoderPool
+
+    static let insertSQL = """
+        INSERT INTO events(position, stream, version, id, type, at, recorded_at, dictionary, payload, hash)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// Appends `batch`; on any error nothing of it is written and `state` is as before.
+    func append(_ batch: AppendBatch, db: Database, state: inout TransactionState) throws -> AppendResult {
+        try validate(batch)
+        let saved = state
+        var result = AppendResult(positions: [], duplicate: [])
+        var payloads: [[UInt8]] = []
+        do {
+            try db.inSavepoint {
+                if let duplicates = try checkExpectedVersions(batch, db: db, state: &state) {
+                    result = duplicates
+                    return .commit
+                }
+                var written: [RecordedEvent] = []
+                written.reserveCapacity(batch.events.count)
+                for event in batch.events {
+                    if let recorded = try insert(event, db: db, state: &state, result: &result) {
+                        written.append(recorded)
+                        payloads.append(event.payload)
+                    }
+                }
+                if let projector, !written.isEmpty { try projector.apply(written, db: db) }
+                return .commit
+            }
+        } catch {
+            // Keep the counters and tail, but drop cached stream slots: ids created in the savepoint are gone.
+            state = TransactionState(
+                lastPosition: saved.lastPosition, lastHash: saved.lastHash, streams: [:],
+                payloadBytes: saved.payloadBytes, storedPayloadBytes: saved.storedPayloadBytes)
+            throw error
+        }
+        context.didWrite(payloads)
+        return result
+    }
+
+    private func validate(_ batch: AppendBatch) throws {
+        for (index, event) in batch.events.enumerated() {
+            if event.id.isEmpty {
+                throw StoreError(.invalidEvent, "event \(index + 1) of the batch has an empty id", stream: event.stream)
+            }
+            if event.stream.isEmpty {
+                throw StoreError(.invalidEvent, "event \(index + 1) of the batch has an empty stream", eventID: event.id)
+            }
+        }
+    }
+
+    /// Throws a version conflict, unless every event of the batch is already stored identically (a retried
+    /// batch), in which case it returns their original positions.
+    private func checkExpectedVersions(
+        _ batch: AppendBatch, db: Database, state: inout TransactionState
+    ) throws -> AppendResult? {
+        for (stream, expected) in batch.expected.sorted(by: { $0.key < $1.key }) {
+            let wanted: Int64
+            switch expected {
+            case .any: continue
+            case .noStream: wanted = 0
+            case .exact(let version): wanted = version
+            }
+            let actual = try state.slot(stream, db: db, create: false)?.version ?? 0
+            guard actual != wanted else { continue }
+            if let retried = try allStored(batch, db: db) { return retried }
+            throw StoreError.versionConflict(stream: stream, expected: expected, actual: actual)
+        }
+        return nil
+    }
+
+    private func allStored(_ batch: AppendBatch, db: Database) throws -> AppendResult? {
+        guard !batch.events.isEmpty else { return nil }
+        var result = AppendResult(positions: [], duplicate: [])
+        for event in batch.events {
+            guard let stored = try EventReader(decoders: decoders).event(db, id: event.id),
+                Self.sameContent(stored, event)
+            else { return nil }
+            result.positions.append(stored.position)
+            result.duplicate.append(true)
+        }
+        return result
+    }
+
+    static func sameContent(_ stored: RecordedEvent, _ event: NewEvent) -> Bool {
+        stored.stream == event.stream && stored.type == event.type && stored.at == event.at
+            && stored.payload == event.payload
+    }
+
+    /// Inserts one event, or records it as a duplicate of the stored one. Returns the new row, if any.
+    private func insert(
+        _ event: NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult
+    ) throws -> RecordedEvent? {
+        guard var slot = try state.slot(event.stream, db: db, create: true) else { return nil }
+        let position = state.lastPosition + 1
+        let version = slot.version + 1
+        let recordedAt = event.recordedAt ?? Int64(Date().timeIntervalSince1970 * 1000)
+        let stored = try encoder.compress(event.payload)
+        let hash = event.payload.withUnsafeBytes { payload in
+            context.hasher.hash(
+                position: position, stream: event.stream, version: version, id: event.id, type: event.type,
+                at: event.at, recordedAt: recordedAt, payload: payload, previous: state.lastHash)
+        }
+        let statement = try db.cachedStatement(sql: Self.insertSQL)
+        statement.bind(position, at: 1)
+        statement.bind(slot.id, at: 2)
+        statement.bind(version, at: 3)
+        statement.bind(StoredEventID(event.id), at: 4)
+        statement.bind(event.type, at: 5)
+        statement.bind(event.at, at: 6)
+        statement.bind(recordedAt, at: 7)
+        statement.bind(encoder.dictionaryID, at: 8)
+        statement.bind(stored, at: 9)
+        statement.bind(hash, at: 10)
+        do {
+            _ = try statement.stepRow(db)
+            statement.resetBindings()
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            statement.resetBindings()
+            guard let existing = try EventReader(decoders: decoders).event(db, id: event.id) else { throw error }
+            guard Self.sameContent(existing, event) else {
+                throw StoreError(
+                    .idConflict,
+                    "event id '\(event.id)' is already stored at position \(existing.position) with different content",
+                    stream: event.stream, eventID: event.id)
+            }
+            result.positions.append(existing.position)
+            result.duplicate.append(true)
+            return nil
+        }
+        slot.version = version
+        state.streams[event.stream] = slot
+        state.lastPosition = position
+        state.lastHash = hash
+        state.payloadBytes += Int64(event.payload.count)
+        state.storedPayloadBytes += Int64(stored.count)
+        result.positions.append(position)
+        result.duplicate.append(false)
+        return RecordedEvent(
+            position: position, stream: event.stream, version: version, id: event.id, type: event.type, at: event.at,
+            recordedAt: recordedAt, payload: event.payload, hash: hash)
+    }
+}

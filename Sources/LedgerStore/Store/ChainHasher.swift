@@ -1,0 +1,42 @@
+import Crypto
+
+/// Computes the SHA-256 chain hash of one row; the byte layout is documented in Schemas/sql/README.md.
+///
+/// Every integer is 8 bytes big-endian, every text or byte string is its 4-byte big-endian length then its
+/// bytes (texts as UTF-8), then the previous row's 32-byte hash (32 zero bytes before position 1).
+struct ChainHasher {
+    static let genesis = [UInt8](repeating: 0, count: 32)
+    private var buffer: [UInt8] = []
+
+    mutating func hash(
+        position: Int64, stream: String, version: Int64, id: String, type: String, at: Int64, recordedAt: Int64,
+        payload: UnsafeRawBufferPointer, previous: [UInt8]
+    ) -> [UInt8] {
+        buffer.removeAll(keepingCapacity: true)
+        append(position)
+        append(stream)
+        append(version)
+        append(id)
+        append(type)
+        append(at)
+        append(recordedAt)
+        append(UInt32(payload.count))
+        buffer.append(contentsOf: payload)
+        buffer.append(contentsOf: previous)
+        return Array(SHA256.hash(data: buffer))
+    }
+
+    private mutating func append(_ value: Int64) {
+        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    private mutating func append(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    private mutating func append(_ text: String) {
+        let utf8 = text.utf8
+        append(UInt32(utf8.count))
+        buffer.append(contentsOf: utf8)
+    }
+}

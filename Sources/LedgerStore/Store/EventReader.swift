@@ -1,0 +1,75 @@
+import GRDB
+
+/// Reads event rows with the raw C API (the scan is a measured hot path) and decompresses payloads.
+struct EventReader {
+    let decoders: DecoderPool
+
+    static let columns = """
+        SELECT e.position, s.name, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash
+        FROM events e JOIN streams s ON s.id = e.stream
+        """
+
+    /// A row as stored, before decompression. Its buffers are valid until the statement steps again.
+    struct RawRow {
+        let statement: Statement
+        var position: Int64 { statement.int64(at: 0) }
+    }
+
+    /// Steps `statement` (already bound) and calls `body` per row until it returns false.
+    func scan(_ statement: Statement, db: Database, _ body: (RawRow) throws -> Bool) throws {
+        defer { statement.resetBindings() }
+        while try statement.stepRow(db) {
+            guard try body(RawRow(statement: statement)) else { return }
+        }
+    }
+
+    /// Decodes a row, decompressing its payload with `decoder`.
+    func decode(_ row: RawRow, decoder: PayloadDecoder, db: Database) throws -> RecordedEvent {
+        let statement = row.statement
+        let payload: [UInt8]
+        do {
+            payload = try decoder.decompress(
+                statement.blob(at: 8), dictionary: statement.optionalInt64(at: 7), db: db)
+        } catch var error as StoreError {
+            error = StoreError(error.code, "position \(statement.int64(at: 0)): \(error.message)")
+            throw error
+        }
+        return RecordedEvent(
+            position: statement.int64(at: 0), stream: statement.text(at: 1), version: statement.int64(at: 2),
+            id: statement.storedEventID(at: 3).string, type: statement.text(at: 4), at: statement.int64(at: 5),
+            recordedAt: statement.int64(at: 6), payload: payload, hash: Array(statement.blob(at: 9)))
+    }
+
+    /// All rows `sql` selects (it must start with `columns`), decoded.
+    func fetch(_ db: Database, sql: String, bind: (Statement) -> Void) throws -> [RecordedEvent] {
+        let statement = try db.cachedStatement(sql: sql)
+        bind(statement)
+        var events: [RecordedEvent] = []
+        try decoders.withDecoder { decoder in
+            try scan(statement, db: db) { row in
+                events.append(try decode(row, decoder: decoder, db: db))
+                return true
+            }
+        }
+        return events
+    }
+
+    func event(_ db: Database, id: String) throws -> RecordedEvent? {
+        let sql = Self.columns + " WHERE e.id = ?"
+        return try fetch(db, sql: sql) { $0.bind(StoredEventID(id), at: 1) }.first
+    }
+
+    func events(_ db: Database, stream: String, fromVersion: Int64) throws -> [RecordedEvent] {
+        let sql = Self.columns
+            + " WHERE e.stream = (SELECT id FROM streams WHERE name = ?) AND e.version >= ? ORDER BY e.version"
+        return try fetch(db, sql: sql) {
+            $0.bind(stream, at: 1)
+            $0.bind(fromVersion, at: 2)
+        }
+    }
+
+    func event(_ db: Database, position: Int64) throws -> RecordedEvent? {
+        let sql = Self.columns + " WHERE e.position = ?"
+        return try fetch(db, sql: sql) { $0.bind(position, at: 1) }.first
+    }
+}

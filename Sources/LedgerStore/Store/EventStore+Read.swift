@@ -1,0 +1,58 @@
+import GRDB
+
+extension EventStore {
+    var reader: EventReader { EventReader(decoders: decoders) }
+
+    /// Events of `stream` from `fromVersion` on, in version order (empty when the stream does not exist).
+    public func events(in db: Database, stream: String, fromVersion: Int64 = 1) throws -> [RecordedEvent] {
+        try reader.events(db, stream: stream, fromVersion: fromVersion)
+    }
+
+    /// The event stored under `id`, if any.
+    public func event(in db: Database, id: String) throws -> RecordedEvent? {
+        try reader.event(db, id: id)
+    }
+
+    /// The events at `positions`, in the order given; missing positions are skipped.
+    public func events(in db: Database, positions: [Int64]) throws -> [RecordedEvent] {
+        try positions.compactMap { try reader.event(db, position: $0) }
+    }
+
+    /// Streams every event after `position` in position order, in one read transaction (a consistent
+    /// snapshot) with bounded memory. `body` returns false to stop.
+    public func forEachEvent(after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
+        try pool.read { db in
+            try forEachEvent(in: db, after: position, body)
+        }
+    }
+
+    /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds.
+    public func forEachEvent(in db: Database, after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
+        let reader = self.reader
+        let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
+        statement.bind(position, at: 1)
+        try decoders.withDecoder { decoder in
+            try reader.scan(statement, db: db) { row in
+                try body(try reader.decode(row, decoder: decoder, db: db))
+            }
+        }
+    }
+
+    /// Version of the last event of `stream`, or nil when the stream has none.
+    public func streamVersion(in db: Database, stream: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db,
+            sql: "SELECT max(version) FROM events WHERE stream = (SELECT id FROM streams WHERE name = ?)",
+            arguments: [stream])
+    }
+
+    /// Position of the last event (0 for an empty log).
+    public func lastPosition() throws -> Int64 {
+        try pool.read { db in try lastPosition(in: db) }
+    }
+
+    /// Position of the last event as seen by `db` (0 for an empty log).
+    public func lastPosition(in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+
+extension EventStore {
+    /// The last position and its chain hash.
+    public func digest() throws -> Digest {
+        try pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+            else { return Digest(position: 0, hash: ChainHasher.genesis) }
+            return Digest(position: row["position"], hash: Array(row["hash"] as Data))
+        }
+    }
+
+    /// Recomputes the hash chain in one streaming pass and names the first bad position.
+    ///
+    /// With `upTo`, checks the rows up to its position and that the hash there equals the digest's, which
+    /// proves the log up to that point is unchanged since the digest was taken.
+    /// `progress` receives (rows checked, rows to check) now and then.
+    public func verify(upTo digest: Digest? = nil, progress: ((Int64, Int64) -> Void)? = nil) throws -> VerifyReport {
+        try pool.read { db in
+            let last = try lastPosition(in: db)
+            let limit = min(digest?.position ?? last, last)
+            var checker = ChainChecker()
+            let reader = self.reader
+            let statement = try db.makeStatement(
+                sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
+            statement.bind(limit, at: 1)
+            try decoders.withDecoder { decoder in
+                try reader.scan(statement, db: db) { row in
+                    let ok = checker.check(row, reader: reader, decoder: decoder, db: db)
+                    if ok, checker.checked % 65_536 == 0 { progress?(checker.checked, limit) }
+                    return ok
+                }
+            }
+            progress?(checker.checked, limit)
+            var report = checker.report
+            if report.ok, report.checked < limit {
+                report.ok = false
+                report.firstBadPosition = report.checked + 1
+                report.reason = "row \(report.checked + 1) is missing"
+            }
+            if report.ok, let digest {
+                if digest.position > last {
+                    report.ok = false
+                    report.firstBadPosition = last + 1
+                    report.reason = "the digest names position \(digest.position) but the log ends at \(last)"
+                } else if report.lastGood.hash != digest.hash {
+                    report.ok = false
+                    report.firstBadPosition = digest.position
+                    report.reason = "the hash at position \(digest.position) differs from the digest"
+                }
+            }
+            return report
+        }
+    }
+}
+
+/// Walks rows in position order and checks each against its predecessor.
+struct ChainChecker {
+    private var hasher = ChainHasher()
+    private(set) var checked: Int64 = 0
+    private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
+
+    mutating func check(_ row: EventReader.RawRow, reader: EventReader, decoder: PayloadDecoder, db: Database) -> Bool {
+        let expected = report.lastGood.position + 1
+        guard row.position == expected else { return fail(expected, "row \(expected) is missing") }
+        let event: RecordedEvent
+        do {
+            event = try reader.decode(row, decoder: decoder, db: db)
+        } catch {
+            return fail(expected, "row \(expected) does not decode: \(error)")
+        }
+        let computed = event.payload.withUnsafeBytes { payload in
+            hasher.hash(
+                position: event.position, stream: event.stream, version: event.version, id: event.id,
+                type: event.type, at: event.at, recordedAt: event.recordedAt, payload: payload,
+                previous: report.lastGood.hash)
+        }
+        guard computed == event.hash else { return fail(expected, "row \(expected) does not match its hash") }
+        checked += 1
+        report.checked = checked
+        report.lastGood = Digest(position: event.position, hash: computed)
+        return true
+    }
+
+    private mutating func fail(_ position: Int64, _ reason: String) -> Bool {
+        report.ok = false
+        report.firstBadPosition = position
+        report.reason = reason
+        return false
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The generic event log: one SQLite file (WAL) of gapless, hash-chained, zstd-compressed events.
+///
+/// - Appends go through group commit (`append`): concurrent callers share transactions, each batch in its
+///   own savepoint, and a call returns once its transaction is durable.
+/// - The inline projector, if any, runs inside each batch's savepoint. Pass it in
+///   `StoreConfiguration.projector` or set it later with `setProjector(_:)`.
+/// - `run()` (the store is a ServiceLifecycle `Service`) only waits for graceful shutdown and drains the
+///   writer; appends work without it.
+public final class EventStore: Sendable {
+    /// The pool the store writes through; the integrator runs its own migrations and queries on it.
+    public let pool: DatabasePool
+    public let configuration: StoreConfiguration
+    let logger: Logger
+    let decoders = DecoderPool()
+    let writer: WriterContext
+    let queue = CommitQueue()
+    private let projector: Mutex<(any InlineProjector)?>
+    private let closed = Mutex(false)
+
+    /// Opens (creating if needed, unless read-only) the store at `path` and migrates its schema.
+    public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        writer = WriterContext(configuration: configuration)
+        projector = Mutex(configuration.projector)
+        var config = Configuration()
+        config.readonly = configuration.readOnly
+        config.label = "LedgerStore"
+        let synchronous = configuration.durability.rawValue.uppercased()
+        let cacheKiB = configuration.cacheKiB
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB)")
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        if configuration.readOnly {
+            let known = try pool.read { db in try db.tableExists("events") }
+            guard known else { throw StoreError(.schema, "\(path) is not an event store (no events table)") }
+        } else {
+            try Schema.migrator.migrate(pool)
+        }
+    }
+
+    /// Replaces the inline projector for every later append.
+    public func setProjector(_ projector: (any InlineProjector)?) {
+        self.projector.withLock { $0 = projector }
+    }
+
+    var currentProjector: (any InlineProjector)? { projector.withLock { $0 } }
+
+    /// Appends a batch atomically and returns once its transaction is durable.
+    ///
+    /// Throws `versionConflict` or `idConflict` (nothing of the batch written), or the projector's error.
+    public func append(_ batch: AppendBatch) async throws -> AppendResult {
+        if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
+        if closed.withLock({ $0 }) { throw StoreError(.closed, "the store is shutting down") }
+        let token = queue.makeToken()
+        let signal = await withCheckedContinuation { continuation in
+            queue.enqueue(CommitQueue.Entry(token: token, batch: batch, continuation: continuation))
+        }
+        switch signal {
+        case .done(let result): return try result.get()
+        case .lead: return try await lead(token: token)
+        }
+    }
+
+    /// Commits the head of the queue (which holds the leader's own batch) and passes the lead on.
+    private func lead(token: UInt64) async throws -> AppendResult {
+        let group = queue.takeGroup(maximumEvents: configuration.maximumGroupEvents)
+        let batches = group.map(\.batch)
+        let outcomes: [Result<AppendResult, any Error>]
+        do {
+            // A detached task so that cancelling the leader cannot abort the other callers' commit.
+            outcomes = try await Task.detached { [self] in
+                try await pool.write { db in try self.commit(batches, db: db) }
+            }.value
+        } catch {
+            await resetWriter()
+            outcomes = group.map { _ in .failure(error) }
+        }
+        var mine: Result<AppendResult, any Error> = .failure(StoreError(.closed, "batch lost by the writer"))
+        for (entry, outcome) in zip(group, outcomes) {
+            if entry.token == token { mine = outcome } else { entry.continuation.resume(returning: .done(outcome)) }
+        }
+        queue.handOver()
+        return try mine.get()
+    }
+
+    /// Runs in the writer: every batch in its savepoint, one transaction for all.
+    private func commit(_ batches: [AppendBatch], db: Database) throws -> [Result<AppendResult, any Error>] {
+        let encoder = try writer.prepare(db)
+        var state = try TransactionState.load(db)
+        let batchWriter = BatchWriter(context: writer, encoder: encoder, projector: currentProjector, decoders: decoders)
+        var outcomes: [Result<AppendResult, any Error>] = []
+        outcomes.reserveCapacity(batches.count)
+        for batch in batches {
+            do {
+                outcomes.append(.success(try batchWriter.append(batch, db: db, state: &state)))
+                try writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        try state.saveCounters(db)
+        return outcomes
+    }
+
+    func resetWriter() async {
+        _ = try? await pool.writeWithoutTransaction { [writer] _ in writer.reset() }
+    }
+
+    /// Runs `body` as one transaction for large imports: if it throws, nothing written inside is kept.
+    /// Appends inside go through `ImportSession.append` (projector included) and bypass group commit.
+    public func importTransaction<T>(_ body: (ImportSession) throws -> T) async throws -> T {
+        if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
+        do {
+            return try importSynchronously(body)
+        } catch {
+            await resetWriter()
+            throw error
+        }
+    }
+
+    /// Synchronous so that GRDB's blocking `write` runs `body` (not Sendable) on the writer connection.
+    private func importSynchronously<T>(_ body: (ImportSession) throws -> T) throws -> T {
+        try pool.write { db in
+            let encoder = try writer.prepare(db)
+            let session = ImportSession(
+                db: db, state: try TransactionState.load(db),
+                writer: BatchWriter(context: writer, encoder: encoder, projector: currentProjector, decoders: decoders),
+                logger: logger)
+            let result = try body(session)
+            try session.state.saveCounters(db)
+            return result
+        }
+    }
+
+    /// Marks the store closed to new appends and waits until queued ones are committed.
+    public func drain() async {
+        closed.withLock { $0 = true }
+        await queue.waitUntilDrained()
+    }
+}

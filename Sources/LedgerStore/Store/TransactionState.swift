@@ -1,0 +1,59 @@
+import Foundation
+import GRDB
+
+/// What one write transaction knows about the tail of the log, kept in memory between its batches.
+struct TransactionState {
+    struct StreamSlot {
+        var id: Int64
+        var version: Int64
+    }
+
+    var lastPosition: Int64
+    var lastHash: [UInt8]
+    /// Streams touched in this transaction; bounded so a huge import does not grow it forever.
+    var streams: [String: StreamSlot] = [:]
+    var payloadBytes: Int64 = 0
+    var storedPayloadBytes: Int64 = 0
+
+    static func load(_ db: Database) throws -> TransactionState {
+        if let row = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1") {
+            let hash: [UInt8] = Array(row["hash"] as Data)
+            return TransactionState(lastPosition: row["position"], lastHash: hash)
+        }
+        return TransactionState(lastPosition: 0, lastHash: ChainHasher.genesis)
+    }
+
+    /// Adds this transaction's payload totals to the counters (same transaction).
+    func saveCounters(_ db: Database) throws {
+        guard payloadBytes != 0 || storedPayloadBytes != 0 else { return }
+        try db.execute(
+            sql: """
+                UPDATE store_counters SET value = value + CASE name WHEN 'payload_bytes' THEN ? ELSE ? END
+                WHERE name IN ('payload_bytes', 'stored_payload_bytes')
+                """,
+            arguments: [payloadBytes, storedPayloadBytes])
+    }
+
+    /// The stream's interned id and current version (0 = no event), creating the name row when `create`.
+    mutating func slot(_ name: String, db: Database, create: Bool) throws -> StreamSlot? {
+        if let slot = streams[name] { return slot }
+        if streams.count > 50_000 { streams.removeAll(keepingCapacity: true) }
+        let find = try db.cachedStatement(sql: "SELECT id FROM streams WHERE name = ?")
+        find.bind(name, at: 1)
+        defer { find.resetBindings() }
+        var slot: StreamSlot
+        if try find.stepRow(db) {
+            let id = find.int64(at: 0)
+            let version = try Int64.fetchOne(
+                db, sql: "SELECT max(version) FROM events WHERE stream = ?", arguments: [id]) ?? 0
+            slot = StreamSlot(id: id, version: version)
+        } else if create {
+            try db.execute(sql: "INSERT INTO streams(name) VALUES (?)", arguments: [name])
+            slot = StreamSlot(id: db.lastInsertedRowID, version: 0)
+        } else {
+            return nil
+        }
+        streams[name] = slot
+        return slot
+    }
+}

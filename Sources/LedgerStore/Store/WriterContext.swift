@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Everything the single writer keeps between transactions: the zstd encoder, training samples and a
+/// scratch hasher.
+///
+/// `@unchecked Sendable` because it is only ever touched inside the pool's serialized writer
+/// (`pool.write*` closures), which GRDB runs one at a time.
+final class WriterContext: @unchecked Sendable {
+    let configuration: StoreConfiguration
+    /// nil until loaded from the file, and again after a failed transaction.
+    private var encoder: PayloadEncoder?
+    private var trainer: DictionaryTrainer
+    /// Events written since the current dictionary (or since the start when there is none).
+    private var eventsUnderDictionary: Int64 = 0
+    var hasher = ChainHasher()
+
+    init(configuration: StoreConfiguration) {
+        self.configuration = configuration
+        trainer = DictionaryTrainer(
+            dictionarySize: configuration.dictionarySize, maximumSampleBytes: configuration.sampleBytes)
+    }
+
+    /// The encoder for this transaction, loading the newest dictionary from the file if needed.
+    func prepare(_ db: Database) throws -> PayloadEncoder {
+        if let encoder { return encoder }
+        let made = PayloadEncoder(level: configuration.compressionLevel)
+        let lastPosition = try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT id, first_position, bytes FROM dictionaries ORDER BY id DESC LIMIT 1")
+        {
+            let id: Int64 = row["id"]
+            let first: Int64 = row["first_position"]
+            let bytes: [UInt8] = Array(row["bytes"] as Data)
+            try made.use(dictionary: bytes, id: id)
+            eventsUnderDictionary = max(0, lastPosition - first + 1)
+        } else {
+            eventsUnderDictionary = lastPosition
+        }
+        encoder = made
+        return made
+    }
+
+    /// Forgets cached state after a rolled-back transaction; the next one reloads it from the file.
+    func reset() {
+        encoder = nil
+        trainer.reset()
+    }
+
+    /// Notes the payloads of a batch that was written (inside its savepoint, which succeeded).
+    func didWrite(_ payloads: [[UInt8]]) {
+        eventsUnderDictionary += Int64(payloads.count)
+        if trainingDue(ignoringSamples: true) {
+            for payload in payloads { trainer.add(payload) }
+        }
+    }
+
+    /// Trains and installs a new dictionary when one is due. Runs between batches, inside the transaction,
+    /// so the dictionary row commits or rolls back together with the rows compressed by it.
+    func trainIfDue(_ db: Database, nextPosition: Int64, logger: Logger) throws {
+        guard let encoder, trainingDue(ignoringSamples: false) else { return }
+        guard let bytes = trainer.train() else {
+            logger.debug("dictionary training found too little material; collecting again")
+            trainer.reset()
+            return
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try db.execute(
+            sql: "INSERT INTO dictionaries(created_at, first_position, bytes) VALUES (?, ?, ?)",
+            arguments: [now, nextPosition, Data(bytes)])
+        let id = db.lastInsertedRowID
+        try encoder.use(dictionary: bytes, id: id)
+        logger.info(
+            "trained a zstd dictionary",
+            metadata: ["ledger.dictionary": "\(id)", "ledger.dictionary.bytes": "\(bytes.count)",
+                "ledger.position": "\(nextPosition)"])
+        eventsUnderDictionary = 0
+        trainer.reset()
+    }
+
+    private func trainingDue(ignoringSamples: Bool) -> Bool {
+        let threshold: Int64
+        if encoder?.dictionaryID == nil {
+            threshold = Int64(configuration.firstDictionaryAfter)
+        } else if configuration.retrainEvery > 0 {
+            threshold = Int64(configuration.retrainEvery)
+        } else {
+            return false
+        }
+        // Collect samples over the last stretch before the threshold: recent payloads describe the
+        // data the dictionary will compress.
+        let minimumSamples = max(8, min(Int(threshold), 2_000))
+        if ignoringSamples { return eventsUnderDictionary + Int64(minimumSamples) * 4 >= threshold }
+        return eventsUnderDictionary >= threshold && trainer.sampleCount >= minimumSamples
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import LedgerStore
+import Synchronization
+import Testing
+
+/// Counts projected events into a table of its own, and fails on a chosen event type.
+struct CountingProjector: InlineProjector {
+    func apply(_ events: [RecordedEvent], db: Database) throws {
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS projected (position INTEGER PRIMARY KEY)")
+        for event in events {
+            if event.type == "poison" { throw StoreError(.invalidEvent, "poison at \(event.position)") }
+            try db.execute(sql: "INSERT INTO projected(position) VALUES (?)", arguments: [event.position])
+        }
+    }
+}
+
+@Suite("Group commit")
+struct GroupCommitTests {
+    @Test("many concurrent appenders: positions gapless, versions contiguous per stream, nothing lost")
+    func concurrentAppenders() async throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let tasks = 64
+        let batchesPerTask = 20
+        let results = try await withThrowingTaskGroup(of: [(NewEvent, Int64)].self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    var mine: [(NewEvent, Int64)] = []
+                    for round in 0..<batchesPerTask {
+                        let events = (0..<(1 + (task + round) % 5)).map { _ in event("s\((task + round) % 7)") }
+                        let result = try await store.append(AppendBatch(events: events))
+                        mine += zip(events, result.positions).map { ($0, $1) }
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let last = try store.lastPosition()
+        #expect(Int(last) == results.count)
+        #expect(Set(results.map(\.1)) == Set(1...last))
+        var versions: [String: [Int64]] = [:]
+        try store.forEachEvent(after: 0) { recorded in
+            versions[recorded.stream, default: []].append(recorded.version)
+            return true
+        }
+        for (_, list) in versions { #expect(list == Array(1...Int64(list.count))) }
+        try await store.pool.read { db in
+            for (original, position) in results.prefix(50) {
+                #expect(try store.event(in: db, id: original.id)?.position == position)
+            }
+        }
+        #expect(try store.verify().ok)
+    }
+
+    @Test("a failing batch among concurrent ones fails alone; the projector saw exactly the kept events")
+    func failingBatchIsolated() async throws {
+        var configuration = StoreFixture.fastConfiguration
+        configuration.projector = CountingProjector()
+        let fixture = try StoreFixture(configuration: configuration)
+        let store = fixture.store
+        let failures = Mutex(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<40 {
+                group.addTask {
+                    let type = task % 4 == 0 ? "poison" : "update"
+                    do {
+                        _ = try await store.append(AppendBatch(events: [event("p\(task)"), event("p\(task)", type)]))
+                    } catch {
+                        failures.withLock { $0 += 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(failures.withLock { $0 } == 10)
+        #expect(try store.lastPosition() == 60)
+        let projected = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM projected") }
+        #expect(projected == 60)
+        #expect(try store.verify().ok)
+    }
+}

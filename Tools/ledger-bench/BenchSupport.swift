@@ -1,0 +1,44 @@
+import Foundation
+
+/// Wall-clock timing and process memory for benchmark reports.
+enum Measure {
+    /// Seconds `body` took.
+    static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// Peak resident set size in MiB (VmHWM of /proc/self/status), nil off Linux.
+    static func peakRSSMiB() -> Double? { statusField("VmHWM:") }
+
+    /// Current resident set size in MiB.
+    static func currentRSSMiB() -> Double? { statusField("VmRSS:") }
+
+    private static func statusField(_ name: String) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name) {
+            let kib = line.split(separator: " ").compactMap { Double($0) }.first
+            return kib.map { $0 / 1024 }
+        }
+        return nil
+    }
+
+    static func fileBytes(_ path: String) -> Int64 {
+        var total: Int64 = 0
+        for file in [path, path + "-wal", path + "-shm"] {
+            if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber {
+                total += size.int64Value
+            }
+        }
+        return total
+    }
+
+    static func removeDatabase(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+    }
+
+    static func rate(_ count: Int, _ seconds: Double) -> String {
+        String(format: "%10.0f /s", Double(count) / max(seconds, 1e-9))
+    }
+}

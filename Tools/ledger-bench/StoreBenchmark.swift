@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import LedgerStore
+import LedgerTesting
+import Logging
+
+/// Import, read and size of the event store beside the raw-JSON baseline, on the same generated corpus.
+struct StoreBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store", abstract: "Event store vs plain SQLite of raw JSON lines.")
+
+    @Option(help: "Events in the corpus.") var events = 500_000
+    @Option(help: "Events per append batch (one durable transaction each).") var batch = 1_000
+    @Option(help: "Events per activity stream.") var perActivity = 25
+    @Option(help: "full, normal or off.") var durability = "full"
+    @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
+    @Option(help: "Corpus seed.") var seed: UInt64 = 2026
+
+    func run() async throws {
+        guard let level = StoreConfiguration.Durability(rawValue: durability) else {
+            throw ValidationError("--durability must be full, normal or off")
+        }
+        let corpus = CorpusGenerator(seed: seed, activities: max(1, events / perActivity), eventsPerActivity: perActivity)
+        print("corpus: \(corpus.count) events, \(corpus.activities) activities, seed \(seed), batch \(batch), synchronous=\(durability)")
+        var storeBatches: [AppendBatch] = []
+        var lineBatches: [[String]] = []
+        var rawBytes = 0
+        var pendingEvents: [NewEvent] = []
+        var pendingLines: [String] = []
+        for generated in corpus {
+            let line = generated.line
+            rawBytes += line.utf8.count + 1
+            pendingLines.append(line)
+            pendingEvents.append(NewEvent(
+                id: generated.id, stream: generated.stream, type: generated.type, at: generated.at,
+                recordedAt: generated.at + 40, payload: generated.payload))
+            if pendingEvents.count == batch {
+                storeBatches.append(AppendBatch(events: pendingEvents))
+                lineBatches.append(pendingLines)
+                pendingEvents.removeAll(keepingCapacity: true)
+                pendingLines.removeAll(keepingCapacity: true)
+            }
+        }
+        if !pendingEvents.isEmpty {
+            storeBatches.append(AppendBatch(events: pendingEvents))
+            lineBatches.append(pendingLines)
+        }
+        let count = corpus.count
+        print(String(format: "raw JSON: %.1f bytes/line on average", Double(rawBytes) / Double(count)))
+
+        let storePath = directory + "/bench-store-\(ProcessInfo.processInfo.processIdentifier).sqlite"
+        let basePath = directory + "/bench-baseline-\(ProcessInfo.processInfo.processIdentifier).sqlite"
+        Measure.removeDatabase(storePath)
+        Measure.removeDatabase(basePath)
+        defer {
+            Measure.removeDatabase(storePath)
+            Measure.removeDatabase(basePath)
+        }
+
+        // Baseline.
+        let baseline = RawJSONBaseline(path: basePath, synchronous: level.rawValue.uppercased())
+        let basePool = try baseline.open()
+        let baseImport = try await Measure.seconds { try baseline.importBatches(lineBatches, into: basePool) }
+        var baseRead = (count: 0, bytes: 0)
+        let baseReadSeconds = try await Measure.seconds { baseRead = try baseline.readAll(basePool) }
+        try basePool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let baseBytes = Measure.fileBytes(basePath)
+
+        // Store.
+        var configuration = StoreConfiguration()
+        configuration.durability = level
+        let store = try EventStore(path: storePath, configuration: configuration, logger: Logger(label: "bench"))
+        let storeImport = try await Measure.seconds {
+            for appendBatch in storeBatches { _ = try await store.append(appendBatch) }
+        }
+        var readCount = 0
+        var readBytes = 0
+        let storeReadSeconds = try await Measure.seconds {
+            try store.forEachEvent(after: 0) { event in
+                readCount += 1
+                readBytes += event.payload.count
+                return true
+            }
+        }
+        var verified = false
+        let verifySeconds = try await Measure.seconds { verified = try store.verify().ok }
+        try store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let stats = try store.stats()
+        let storeBytes = Measure.fileBytes(storePath)
+        guard readCount == count, baseRead.count == count, verified else {
+            throw ValidationError("benchmark self-check failed: read \(readCount)/\(baseRead.count) of \(count), verify \(verified)")
+        }
+
+        print("")
+        print("| measure | store | raw-JSON baseline | store / baseline |")
+        print("|---|---:|---:|---:|")
+        print(row("import, events/s (durable batches)", Double(count) / storeImport, Double(count) / baseImport))
+        print(row("read (+ decompress), events/s", Double(count) / storeReadSeconds, Double(count) / baseReadSeconds))
+        print(row("file bytes/event", Double(storeBytes) / Double(count), Double(baseBytes) / Double(count)))
+        print(String(format: "| file bytes | %d | %d | baseline / store = %.2fx |", storeBytes, baseBytes,
+            Double(baseBytes) / Double(storeBytes)))
+        print(String(format: "| verify, events/s | %.0f | – | |", Double(count) / verifySeconds))
+        print(String(format: "| payload compression | %.2fx (%d dictionaries) | – | |", stats.compressionRatio,
+            stats.dictionaries.count))
+        print(String(format: "| peak RSS (MiB, includes the in-memory corpus) | %.0f | | |", Measure.peakRSSMiB() ?? -1))
+    }
+
+    private func row(_ name: String, _ store: Double, _ base: Double) -> String {
+        "| \(name) | " + String(format: "%.0f | %.0f | %.2f |", store, base, store / base)
+    }
+}
