@@ -1,1 +1,0 @@
-// ActivityModel: see README.md for the layout.

@@ -1,0 +1,123 @@
+/// Reads the fields of one JSON object, producing `EventDecodingError`s that name the full field path.
+struct FieldReader {
+    let object: JSONObject
+    let path: String
+
+    init(_ value: JSONValue, path: String) throws(EventDecodingError) {
+        guard case .object(let object) = value else {
+            throw EventDecodingError(
+                code: .wrongType, field: path.isEmpty ? "$" : path, expected: "an object", found: value.kindName)
+        }
+        self.object = object
+        self.path = path
+    }
+
+    func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    /// The value, or nil when absent or JSON null (optional fields may be sent as null).
+    func optional(_ key: String) -> JSONValue? {
+        guard let value = object[key], !value.isNull else { return nil }
+        return value
+    }
+
+    func required(_ key: String, expected: String) throws(EventDecodingError) -> JSONValue {
+        guard let value = optional(key) else {
+            throw EventDecodingError(code: .missingField, field: fieldPath(key), expected: expected)
+        }
+        return value
+    }
+
+    func wrong(_ key: String, _ expected: String, _ value: JSONValue) -> EventDecodingError {
+        EventDecodingError(code: .wrongType, field: fieldPath(key), expected: expected, found: value.kindName)
+    }
+
+    func string(_ key: String) throws(EventDecodingError) -> String {
+        let value = try required(key, expected: "a string")
+        guard case .string(let s) = value, !s.isEmpty else { throw wrong(key, "a non-empty string", value) }
+        return s
+    }
+
+    func optionalString(_ key: String) throws(EventDecodingError) -> String? {
+        guard let value = optional(key) else { return nil }
+        guard case .string(let s) = value else { throw wrong(key, "a string", value) }
+        return s
+    }
+
+    func object(_ key: String) throws(EventDecodingError) -> FieldReader {
+        try FieldReader(try required(key, expected: "an object"), path: fieldPath(key))
+    }
+
+    func int(_ key: String, expected: String = "an integer") throws(EventDecodingError) -> Int64 {
+        let value = try required(key, expected: expected)
+        guard case .number(let n) = value, let int = n.int64Value else { throw wrong(key, expected, value) }
+        return int
+    }
+
+    func optionalInt(_ key: String, expected: String = "an integer") throws(EventDecodingError) -> Int64? {
+        guard let value = optional(key) else { return nil }
+        guard case .number(let n) = value, let int = n.int64Value else { throw wrong(key, expected, value) }
+        return int
+    }
+
+    func optionalDouble(_ key: String) throws(EventDecodingError) -> Double? {
+        guard let value = optional(key) else { return nil }
+        guard case .number(let n) = value, n.doubleValue.isFinite else { throw wrong(key, "a number", value) }
+        return n.doubleValue
+    }
+
+    /// A time: RFC 3339 string or Unix seconds.
+    func optionalInstant(_ key: String) throws(EventDecodingError) -> Instant? {
+        guard let value = optional(key) else { return nil }
+        return try instant(value, key: key)
+    }
+
+    func instant(_ key: String) throws(EventDecodingError) -> Instant {
+        try instant(try required(key, expected: Self.timeExpectation), key: key)
+    }
+
+    static let timeExpectation = "an RFC 3339 time or a number of Unix seconds"
+
+    func instant(_ value: JSONValue, key: String) throws(EventDecodingError) -> Instant {
+        switch value {
+        case .string(let s):
+            guard let instant = Instant(rfc3339: s) else {
+                throw EventDecodingError(
+                    code: .wrongType, field: fieldPath(key), expected: Self.timeExpectation, found: "\"\(s)\"")
+            }
+            return instant
+        case .number(let n):
+            guard let instant = Instant(unixSeconds: n) else { throw wrong(key, Self.timeExpectation, value) }
+            return instant
+        default:
+            throw wrong(key, Self.timeExpectation, value)
+        }
+    }
+
+    /// A string that must be one of an enum's raw values; anything else is refused like a wrong type.
+    func optionalEnum<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(EventDecodingError) -> E?
+    where E.RawValue == String {
+        guard let value = optional(key) else { return nil }
+        return try enumValue(value, key: key, E.self)
+    }
+
+    func requiredEnum<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(EventDecodingError) -> E
+    where E.RawValue == String {
+        let value = try required(key, expected: Self.oneOf(E.self))
+        return try enumValue(value, key: key, E.self)
+    }
+
+    func enumValue<E: RawRepresentable & CaseIterable>(_ value: JSONValue, key: String, _: E.Type)
+        throws(EventDecodingError) -> E
+    where E.RawValue == String {
+        guard case .string(let s) = value else { throw wrong(key, Self.oneOf(E.self), value) }
+        guard let e = E(rawValue: s) else {
+            throw EventDecodingError(
+                code: .unknownValue, field: fieldPath(key), expected: Self.oneOf(E.self), found: "\"\(s)\"")
+        }
+        return e
+    }
+
+    static func oneOf<E: RawRepresentable & CaseIterable>(_: E.Type) -> String where E.RawValue == String {
+        "one of " + E.allCases.map(\.rawValue).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,198 @@
+/// A point in time with millisecond precision (Unix milliseconds), the ledger's event time.
+///
+/// Parses RFC 3339 with any offset and any number of fractional digits (truncated to milliseconds), or a
+/// number of Unix seconds (possibly fractional). Always formats as RFC 3339 UTC with milliseconds.
+public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var milliseconds: Int64
+
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+    public init(seconds: Int64) { self.milliseconds = seconds &* 1000 }
+
+    /// Whole Unix seconds, rounded down.
+    public var seconds: Int64 { milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000 }
+
+    public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.milliseconds < rhs.milliseconds }
+
+    public func adding(milliseconds delta: Int64) -> Instant { Instant(milliseconds: milliseconds &+ delta) }
+    public func adding(hours: Int64) -> Instant { adding(milliseconds: hours * 3_600_000) }
+
+    public static let hour: Int64 = 3_600_000
+
+    public var description: String { rfc3339 }
+
+    /// Unix seconds, possibly fractional, as sent on input ("Unix seconds are accepted wherever a time is expected").
+    public init?(unixSeconds number: JSONNumber) {
+        if let int = Int64(number.text) {
+            guard abs(int) < 100_000_000_000_000 else { return nil }
+            self.init(seconds: int)
+            return
+        }
+        let double = number.doubleValue
+        guard double.isFinite, abs(double) < 1e14 else { return nil }
+        self.init(milliseconds: Int64((double * 1000).rounded(.down)))
+    }
+
+    /// Unix milliseconds as a JSON number (APNs 410 bodies).
+    public init?(unixMilliseconds number: JSONNumber) {
+        guard let int = number.int64Value, abs(int) < 100_000_000_000_000_000 else { return nil }
+        self.init(milliseconds: int)
+    }
+}
+
+extension Instant {
+    /// Parses `2026-11-20T21:14:03.250Z`, `2026-11-20T22:14:03+01:00`, `2026-11-20 21:14:03.25z`…
+    public init?(rfc3339 string: String) {
+        var utf8 = Array(string.utf8)
+        guard let value = utf8.withUnsafeMutableBufferPointer({ Instant.parse($0) }) else { return nil }
+        self = value
+    }
+
+    private static func parse(_ b: UnsafeMutableBufferPointer<UInt8>) -> Instant? {
+        var i = 0
+        func digits(_ count: Int) -> Int64? {
+            guard i + count <= b.count else { return nil }
+            var value: Int64 = 0
+            for _ in 0..<count {
+                let d = b[i] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                value = value * 10 + Int64(d)
+                i += 1
+            }
+            return value
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < b.count, b[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(UInt8(ascii: "-")), let month = digits(2), expect(UInt8(ascii: "-")),
+            let day = digits(2)
+        else { return nil }
+        guard i < b.count, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: "t") || b[i] == UInt8(ascii: " ")
+        else { return nil }
+        i += 1
+        guard let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2), expect(UInt8(ascii: ":")),
+            let second = digits(2)
+        else { return nil }
+        var millis: Int64 = 0
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            i += 1
+            var count = 0
+            while i < b.count, b[i] >= UInt8(ascii: "0"), b[i] <= UInt8(ascii: "9") {
+                if count < 3 { millis = millis * 10 + Int64(b[i] - UInt8(ascii: "0")) }
+                count += 1
+                i += 1
+            }
+            guard count > 0 else { return nil }
+            for _ in count..<max(count, 3) { millis *= 10 }
+        }
+        var offsetMinutes: Int64 = 0
+        guard i < b.count else { return nil }
+        if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
+            i += 1
+        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+            let sign: Int64 = b[i] == UInt8(ascii: "-") ? -1 : 1
+            i += 1
+            guard let oh = digits(2), expect(UInt8(ascii: ":")), let om = digits(2), oh < 24, om < 60 else {
+                return nil
+            }
+            offsetMinutes = sign * (oh * 60 + om)
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month), hour < 24,
+            minute < 60, second <= 60
+        else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
+        return Instant(milliseconds: secs * 1000 + millis)
+    }
+
+    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Howard Hinnant's days_from_civil.
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// `2026-11-20T21:14:03.250Z`
+    public var rfc3339: String {
+        var ms = milliseconds % 1000
+        var secs = milliseconds / 1000
+        if ms < 0 {
+            ms += 1000
+            secs -= 1
+        }
+        var days = secs / 86_400
+        var rem = secs % 86_400
+        if rem < 0 {
+            rem += 86_400
+            days -= 1
+        }
+        let (y, m, d) = Instant.civilFromDays(days)
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        func put(_ value: Int64, _ width: Int) {
+            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var v = value
+            for k in stride(from: width - 1, through: 0, by: -1) {
+                digits[k] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            }
+            out.append(contentsOf: digits)
+        }
+        put(y, 4); out.append(UInt8(ascii: "-")); put(m, 2); out.append(UInt8(ascii: "-")); put(d, 2)
+        out.append(UInt8(ascii: "T"))
+        put(rem / 3600, 2); out.append(UInt8(ascii: ":")); put(rem % 3600 / 60, 2); out.append(UInt8(ascii: ":"))
+        put(rem % 60, 2); out.append(UInt8(ascii: ".")); put(ms, 3); out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Instant: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let string = try? container.decode(String.self) {
+            guard let instant = Instant(rfc3339: string) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an RFC 3339 time")
+            }
+            self = instant
+        } else {
+            let seconds = try container.decode(Double.self)
+            guard let instant = Instant(unixSeconds: JSONNumber(seconds)) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "time out of range")
+            }
+            self = instant
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rfc3339)
+    }
+}

@@ -1,0 +1,49 @@
+/// The kind of stream an event belongs to.
+public enum StreamKind: String, Hashable, Sendable, CaseIterable {
+    case activity, installation, channel
+}
+
+/// `activity:<id>`, `installation:<id>` or `channel:<id>`.
+public struct StreamName: Hashable, Sendable, CustomStringConvertible, Comparable {
+    public var kind: StreamKind
+    public var id: String
+
+    public init(kind: StreamKind, id: String) {
+        self.kind = kind
+        self.id = id
+    }
+
+    public static func activity(_ id: String) -> StreamName { StreamName(kind: .activity, id: id) }
+    public static func installation(_ id: String) -> StreamName { StreamName(kind: .installation, id: id) }
+    public static func channel(_ id: String) -> StreamName { StreamName(kind: .channel, id: id) }
+
+    /// Parses `kind:id`; the id is everything after the first colon and must not be empty.
+    public init?(_ string: String) {
+        guard let colon = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        guard let kind = StreamKind(rawValue: String(string[..<colon])) else { return nil }
+        let id = String(string[string.index(after: colon)...])
+        guard !id.isEmpty else { return nil }
+        self.init(kind: kind, id: id)
+    }
+
+    public var description: String { "\(kind.rawValue):\(id)" }
+
+    public static func < (lhs: StreamName, rhs: StreamName) -> Bool { lhs.description < rhs.description }
+}
+
+extension StreamName: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let string = try container.decode(String.self)
+        guard let name = StreamName(string) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "expected activity:<id>, installation:<id> or channel:<id>")
+        }
+        self = name
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

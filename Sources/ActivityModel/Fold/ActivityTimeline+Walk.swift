@@ -1,0 +1,130 @@
+extension ActivityTimeline {
+    /// The single ordered pass.
+    mutating func walk() {
+        for (index, positioned) in events.enumerated() {
+            let event = positioned.event
+            advance(to: event.at)
+            let own = event.stream.kind == .activity
+            if own {
+                ownEvents += 1
+                lastPosition = max(lastPosition, positioned.position)
+                if firstEvent == nil { firstEvent = Self.eventID(positioned) }
+                lastEvent = Self.eventID(positioned)
+            }
+            switch event.data {
+            case .request(let r):
+                guard own, positioned == requestEvent else { continue }
+                if case .channel(let id)? = r.pushType, !channels.contains(id) { channels.append(id) }
+                intended = ContentSnapshot(r.content, timestamp: event.at.seconds, event: Self.eventID(positioned))
+            case .token(let t):
+                tokens.append(
+                    TokenRecord(
+                        token: t.token, at: event.at, environment: t.environment, deadFrom: nil,
+                        event: Self.eventID(positioned)))
+                counters.tokens += 1
+            case .update(let u):
+                if !own { guard isSubscribed(to: event.stream.id) else { continue } }
+                record(positioned, index: index, type: .update, timestamp: u.timestamp, content: u.content, policy: nil)
+            case .end(let e):
+                if !own { guard isSubscribed(to: event.stream.id) else { continue } }
+                record(
+                    positioned, index: index, type: .end, timestamp: e.timestamp, content: e.content,
+                    policy: e.dismissalPolicy ?? .default)
+            case .dismiss(let d):
+                counters.dismissals += 1
+                if removedAt == nil {
+                    markOver(at: event.at, index: index)
+                    removedAt = event.at
+                    dismissedBy = d.by == .user ? .user : .system
+                }
+            case .push(let p):
+                if !own { guard isSubscribed(to: event.stream.id) else { continue } }
+                counters.pushes += 1
+                if !p.isSuccess { counters.failedPushes += 1 }
+                let token = own ? (p.token ?? currentToken(at: event.at)?.token) : nil
+                pushes.append(Push(index: index, event: positioned, data: p, token: token))
+                if p.status == 410, let token {
+                    let from = p.apnsTimestamp ?? event.at
+                    if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }
+                    killers.insert(positioned.position)
+                }
+            case .observe(let o):
+                counters.observations += 1
+                observations.append(Observation(index: index, event: positioned, data: o))
+                // The device is the authority on its own lifecycle.
+                if o.activityState == .ended, !isOver {
+                    markOver(at: event.at, index: index)
+                    end(at: event.at, by: .system, policy: .default)
+                } else if o.activityState == .dismissed, removedAt == nil {
+                    markOver(at: event.at, index: index)
+                    removedAt = event.at
+                    dismissedBy = .user
+                }
+            case .subscribe(let s):
+                if s.activity == activity, !channels.contains(event.stream.id) { channels.append(event.stream.id) }
+            case .reconcile:
+                counters.reconciles += 1
+            case .startToken:
+                continue
+            }
+        }
+        advance(to: asOf)
+    }
+
+    /// Records an update or end that reached the activity, deciding its own rejections at recording time.
+    mutating func record(
+        _ positioned: PositionedEvent, index: Int, type: EventType, timestamp: Int64, content: ActivityContent?,
+        policy: DismissalPolicy?
+    ) {
+        let event = positioned.event
+        let viaChannel = event.stream.kind == .channel ? event.stream.id : nil
+        if viaChannel != nil { counters.channelUpdates += 1 }
+        if type == .update { counters.updates += 1 } else { counters.ends += 1 }
+        var rejection: String?
+        if content?.isTooLarge == true {
+            rejection = "payloadTooLarge"
+        } else if timestamp.multipliedReportingOverflow(by: 1000).partialValue > event.at.milliseconds + 8 * Instant.hour
+            || timestamp > Int64.max / 1000
+        {
+            rejection = "futureTimestamp"
+        } else if isOver {
+            rejection = "afterEnd"
+        }
+        var deadToken = false
+        if viaChannel == nil, event.source != .app, event.source != .device, isTokenActivity,
+            let current = currentToken(at: event.at), let death = deathTime(of: current.token), death <= event.at
+        {
+            deadToken = true
+        }
+        let id = Self.eventID(positioned)
+        if let content {
+            intended = ContentSnapshot(content, timestamp: timestamp, event: id)
+        }
+        // An end the device would drop (oversize, future timestamp) or one after the end does not end it.
+        let ends = type == .end && rejection == nil
+        deliveries.append(
+            Recorded(
+                index: index, event: positioned, id: id, type: type, timestamp: timestamp, content: content,
+                viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken, endedActivity: ends))
+        if ends, let policy {
+            let by: EndedBy = event.source == .app || event.source == .device ? .app : .server
+            markOver(at: event.at, index: index)
+            end(at: event.at, by: by, policy: policy)
+        }
+    }
+
+    /// Remembers the first moment the activity was over, with the index of the event that made it so
+    /// (-1 for a deadline, which wins ties with events stamped at the same time).
+    mutating func markOver(at time: Instant, index: Int) {
+        if overAt == nil {
+            overAt = time
+            overIndex = index
+        }
+    }
+
+    /// Whether the activity was already over when the event at (`time`, `index`) happened.
+    func wasOver(at time: Instant, index: Int) -> Bool {
+        guard let overAt else { return false }
+        return overAt < time || (overAt == time && overIndex < index)
+    }
+}

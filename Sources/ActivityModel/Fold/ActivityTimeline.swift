@@ -1,0 +1,158 @@
+/// The event-time walk behind `ActivityFold` and `DeliveryVerdicts`: one pass over an activity's events in
+/// (`at`, position) order with the time-derived transitions (8 h system end, dismissal deadlines) applied
+/// before each event whose `at` reaches them, so that ties go to the deadline as SPEC §4 requires.
+struct ActivityTimeline {
+    /// An update or end that reached this activity (own stream or a subscribed channel).
+    struct Recorded {
+        var index: Int
+        var event: PositionedEvent
+        var id: String
+        var type: EventType
+        var timestamp: Int64
+        var content: ActivityContent?
+        var viaChannel: String?
+        /// Own rejection, decided when it was recorded: payloadTooLarge, futureTimestamp or afterEnd.
+        var ownRejection: String?
+        /// A server update to a token activity whose current token was dead when it was recorded.
+        var deadTokenAtRecord: Bool
+        /// Whether it ended the activity.
+        var endedActivity: Bool
+    }
+
+    struct Observation {
+        var index: Int
+        var event: PositionedEvent
+        var data: ObserveData
+    }
+
+    struct Push {
+        var index: Int
+        var event: PositionedEvent
+        var data: PushData
+        /// The token it went to (its own `token`, else the activity's token current at the push).
+        var token: String?
+    }
+
+    let activity: String
+    let asOf: Instant
+    /// Relevant events with `at` ≤ asOf, in (at, position) order.
+    var events: [PositionedEvent] = []
+    var request: RequestData
+    var requestEvent: PositionedEvent
+    var startsAt: Instant
+    var systemEnd: Instant { startsAt.adding(hours: 8) }
+    var cap: Instant { startsAt.adding(hours: 12) }
+
+    var endedAt: Instant?
+    var endedBy: EndedBy?
+    var removedAt: Instant?
+    var dismissedBy: DismissedBy?
+    /// Policy deadline after the end, and who is named when it passes.
+    var removalDeadline: Instant?
+    var removalBy: DismissedBy?
+    /// First moment the activity was over (ended or removed) and the index of the event that did it.
+    var overAt: Instant?
+    var overIndex = -1
+
+    var deliveries: [Recorded] = []
+    var observations: [Observation] = []
+    var pushes: [Push] = []
+    var tokens: [TokenRecord] = []
+    /// Token → time from which it is dead (earliest 410 seen so far).
+    var deaths: [String: Instant] = [:]
+    /// Push event id → it is the 410 that killed its token (it keeps its APNs reason).
+    var killers: Set<Int64> = []
+    var channels: [String] = []
+    var intended: ContentSnapshot?
+    var counters = Counters()
+    var ownEvents = 0
+    var lastPosition: Int64 = 0
+    var firstEvent: String?
+    var lastEvent: String?
+
+    static func eventID(_ event: PositionedEvent) -> String { event.event.id ?? "#\(event.position)" }
+
+    static func ordered(_ events: [PositionedEvent], asOf: Instant) -> [PositionedEvent] {
+        events.filter { $0.event.at <= asOf }.sorted {
+            ($0.event.at, $0.position) < ($1.event.at, $1.position)
+        }
+    }
+
+    init(activity: String, events unordered: [PositionedEvent], asOf: Instant) throws(NoSuchActivity) {
+        self.activity = activity
+        self.asOf = asOf
+        let ordered = Self.ordered(unordered, asOf: asOf)
+        var found: (PositionedEvent, RequestData)?
+        for e in ordered where e.event.stream.kind == .activity && e.event.stream.id == activity {
+            if case .request(let r) = e.event.data {
+                found = (e, r)
+                break
+            }
+        }
+        guard let (requestEvent, request) = found else { throw NoSuchActivity(activity: activity, asOf: asOf) }
+        self.request = request
+        self.requestEvent = requestEvent
+        self.startsAt = max(requestEvent.event.at, request.scheduledStart ?? requestEvent.event.at)
+        for e in ordered where Self.isRelevant(e.event, activity: activity) { events.append(e) }
+        walk()
+    }
+
+    static func isRelevant(_ event: LedgerEvent, activity: String) -> Bool {
+        switch event.stream.kind {
+        case .activity: return event.stream.id == activity
+        case .channel:
+            switch event.data {
+            case .update, .end, .push, .subscribe: return true
+            default: return false
+            }
+        case .installation: return false
+        }
+    }
+
+    /// Applies the time-derived transitions that happen at or before `time`.
+    mutating func advance(to time: Instant) {
+        if endedAt == nil, removedAt == nil, time >= systemEnd {
+            end(at: systemEnd, by: .system, policy: .default)
+        }
+        if removedAt == nil, let deadline = removalDeadline, time >= deadline {
+            markOver(at: deadline, index: -1)
+            removedAt = deadline
+            dismissedBy = removalBy
+        }
+    }
+
+    mutating func end(at time: Instant, by: EndedBy, policy: DismissalPolicy) {
+        markOver(at: time, index: -1)
+        endedAt = time
+        endedBy = by
+        let policyDeadline: Instant =
+            switch policy {
+            case .default: time.adding(hours: 4)
+            case .immediate: time
+            case .after(let date): min(max(date, time), time.adding(hours: 4))
+            }
+        if cap < policyDeadline {
+            removalDeadline = cap
+            removalBy = .system
+        } else {
+            removalDeadline = policyDeadline
+            removalBy = .policy
+        }
+        advance(to: time)
+    }
+
+    var isOver: Bool { endedAt != nil || removedAt != nil }
+
+    /// The token current at `time` (newest token event at or before it, in walk order).
+    func currentToken(at time: Instant) -> TokenRecord? { tokens.last { $0.at <= time } }
+
+    /// Whether `token` is dead at `time` (a 410 recorded so far with a death time at or before it).
+    func deathTime(of token: String) -> Instant? { deaths[token] }
+
+    var isTokenActivity: Bool {
+        if case .token? = request.pushType { return true }
+        return !tokens.isEmpty
+    }
+
+    func isSubscribed(to channel: String) -> Bool { channels.contains(channel) }
+}

@@ -1,0 +1,71 @@
+/// Compact JSON encoding: no insignificant whitespace, `/` not escaped, non-ASCII written as raw UTF-8.
+///
+/// This is the form the 4096-byte content-state rule measures and the form the ledger stores.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: append("null")
+        case .bool(let b): append(b ? "true" : "false")
+        case .number(let n): bytes.append(contentsOf: n.text.utf8)
+        case .string(let s): writeString(s)
+        case .array(let a):
+            bytes.append(UInt8(ascii: "["))
+            for (i, element) in a.enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let o):
+            bytes.append(UInt8(ascii: "{"))
+            for (i, member) in o.members.enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                writeString(member.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(member.value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    mutating func append(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    public mutating func writeString(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0x08: append("\\b")
+            case 0x0C: append("\\f")
+            case 0..<0x20:
+                append("\\u00")
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue {
+    /// Compact UTF-8 JSON bytes of this value.
+    public var compactBytes: [UInt8] {
+        var writer = JSONWriter()
+        writer.write(self)
+        return writer.bytes
+    }
+
+    /// Compact JSON text of this value.
+    public var compactString: String { String(decoding: compactBytes, as: UTF8.self) }
+}

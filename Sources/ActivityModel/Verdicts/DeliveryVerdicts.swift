@@ -1,0 +1,89 @@
+/// SPEC §4: a verdict for every (update or end, activity) pair, with its reason and evidence.
+///
+/// The first rule that applies wins, in the SPEC order: rejected (payloadTooLarge, futureTimestamp,
+/// afterEnd) → applied (own timestamp observed) → superseded → rejected (deadToken or the best attempt's APNs
+/// reason) → applied (newer timestamp observed) → lost → accepted → pending.
+public enum DeliveryVerdicts: Sendable {
+    /// The deliveries of `activity` as of `asOf`, in (`at`, position) order. Empty when the activity has no
+    /// request at or before `asOf` (use `deliveries(activity:events:asOf:)` to tell that apart).
+    public static func audit(activity: String, events: [PositionedEvent], asOf: Instant) -> [Delivery] {
+        (try? deliveries(activity: activity, events: events, asOf: asOf)) ?? []
+    }
+
+    /// - Throws: `NoSuchActivity` when the activity has no `request` at or before `asOf`.
+    public static func deliveries(activity: String, events: [PositionedEvent], asOf: Instant) throws(NoSuchActivity)
+        -> [Delivery]
+    {
+        let timeline = try ActivityTimeline(activity: activity, events: events, asOf: asOf)
+        return timeline.deliveries.map { timeline.verdict(for: $0) }
+    }
+}
+
+extension ActivityTimeline {
+    func verdict(for delivery: Recorded) -> Delivery {
+        let tries = attempts(for: delivery.id)
+        var result = Delivery(
+            event: delivery.id, type: delivery.type, timestamp: delivery.timestamp, verdict: .pending, reason: nil,
+            activity: activity, at: delivery.event.event.at, position: delivery.event.position,
+            channel: delivery.viaChannel, pushes: tries.map { Self.eventID($0.event) }, decidingPush: nil,
+            observation: nil)
+        func decide(_ verdict: Verdict, reason: String? = nil, push: Push? = nil, observation: Observation? = nil)
+            -> Delivery
+        {
+            result.verdict = verdict
+            result.reason = reason
+            result.decidingPush = push.map { Self.eventID($0.event) }
+            result.observation = observation.map { Self.eventID($0.event) }
+            return result
+        }
+
+        if let rejection = delivery.ownRejection { return decide(.rejected, reason: rejection) }
+
+        // Observations at or after it (in `at`), in walk order.
+        let later = observations.filter { $0.event.event.at >= delivery.event.event.at && $0.index > delivery.index }
+        let hash = delivery.content?.contentHash
+        func showsOwn(_ o: Observation) -> Bool {
+            if delivery.type == .end, o.data.activityState == .ended || o.data.activityState == .dismissed {
+                return true
+            }
+            guard o.data.contentTimestamp == delivery.timestamp else { return false }
+            guard let observedHash = o.data.contentHash, let hash else { return true }
+            return observedHash == hash
+        }
+        if let own = later.first(where: showsOwn) { return decide(.applied, observation: own) }
+
+        if let shown = displayed(before: delivery.index), shown.timestamp > delivery.timestamp {
+            return decide(.superseded)
+        }
+
+        var success: Push?
+        var lastFailure: (Push, String)?
+        for attempt in tries {
+            switch outcome(of: attempt, carrying: delivery) {
+            case .success: if success == nil { success = attempt }
+            case .failure(let reason): lastFailure = (attempt, reason)
+            }
+        }
+        if success == nil {
+            if delivery.deadTokenAtRecord { return decide(.rejected, reason: "deadToken", push: lastFailure?.0) }
+            if let (push, reason) = lastFailure { return decide(.rejected, reason: reason, push: push) }
+        }
+
+        if let newer = later.first(where: { ($0.data.contentTimestamp ?? .min) > delivery.timestamp }) {
+            return decide(.applied, observation: newer)
+        }
+
+        if let success {
+            let contradicting = later.first { o in
+                if let shown = o.data.contentTimestamp, shown < delivery.timestamp { return true }
+                if delivery.type == .update, o.data.activityState == .ended || o.data.activityState == .dismissed {
+                    return true
+                }
+                return false
+            }
+            if let contradicting { return decide(.lost, push: success, observation: contradicting) }
+            return decide(.accepted, push: success)
+        }
+        return decide(.pending)
+    }
+}
