@@ -1,4 +1,5 @@
 import ActivityModel
+import Foundation
 import GRDB
 import LedgerStore
 import Logging

@@ -1,4 +1,7 @@
+import ActivityModel
+import Foundation
 import GRDB
+import LedgerStore
 
 /// The Ledger target's own tables, as ordered migrations. Each SQL text is identical to
 /// `Schemas/sql/ledger/<name>.sql` (a test compares them).

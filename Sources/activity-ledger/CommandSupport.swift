@@ -16,6 +16,8 @@ enum Exit {
 func runReporting(_ body: () async throws -> Void) async throws {
     do {
         try await body()
+    } catch let failure as CommandFailure {
+        throw CommandFailure.exit(failure)
     } catch let error as LedgerError {
         FileHandle.standardError.write(Data("activity-ledger: \(error)\n".utf8))
         switch error.code {
@@ -29,11 +31,12 @@ func runReporting(_ body: () async throws -> Void) async throws {
 
 extension GlobalOptions {
     /// Opens the ledger for a command. Query commands refuse a missing file rather than creating an empty one.
-    func openLedger(mustExist: Bool = true) throws -> Ledger {
+    func openLedger(mustExist: Bool = true, readOnly: Bool = false) throws -> Ledger {
         if mustExist && !FileManager.default.fileExists(atPath: db) {
             throw LedgerError(.notFound, "no ledger at \(db) (use --db PATH)", field: "db")
         }
-        return try Ledger(path: db, logger: Logger(label: "activity-ledger"))
+        let configuration: LedgerConfiguration = readOnly ? .readOnly : .init()
+        return try Ledger(path: db, configuration: configuration, logger: StoreAccess.quietLogger)
     }
 }
 
@@ -51,40 +54,6 @@ func parseTime(_ text: String, option: String) throws -> Instant {
 func printJSON(_ value: JSONValue) {
     var writer = JSONWriter()
     writer.write(value)
-    writer.bytes.append(UInt8(ascii: "\n"))
-    FileHandle.standardOutput.write(Data(writer.bytes))
+    FileHandle.standardOutput.write(Data(writer.bytes + [UInt8(ascii: "\n")]))
 }
 
-/// A one-line progress report on stderr, rewritten in place, only when stderr is a terminal or forced.
-final class StderrProgress {
-    private let label: String
-    private var lastPrint = 0.0
-    private let enabled: Bool
-
-    init(_ label: String, enabled: Bool = isatty(2) != 0) {
-        self.label = label
-        self.enabled = enabled
-    }
-
-    func report(_ done: Int64, of total: Int64? = nil, unit: String = "events") {
-        guard enabled else { return }
-        let now = Date().timeIntervalSince1970
-        guard now - lastPrint >= 0.2 else { return }
-        lastPrint = now
-        let line: String
-        if let total, total > 0 {
-            let percent = Int(Double(done) / Double(total) * 100)
-            let width = 30
-            let filled = min(width, Int(Double(done) / Double(total) * Double(width)))
-            line = "\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(percent)% \(done)/\(total) \(unit)"
-        } else {
-            line = "\(label) \(done) \(unit)"
-        }
-        FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
-    }
-
-    func finish() {
-        guard enabled, lastPrint > 0 else { return }
-        FileHandle.standardError.write(Data("\n".utf8))
-    }
-}

@@ -1,4 +1,7 @@
+import ActivityModel
+import Foundation
 import GRDB
+import LedgerStore
 
 /// The `stream_owners` table: a stream belongs to the app that first wrote it.
 enum StreamOwners {

@@ -1,4 +1,6 @@
 import ActivityModel
+import Foundation
+import GRDB
 import LedgerStore
 
 extension Ledger {

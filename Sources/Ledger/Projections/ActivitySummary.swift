@@ -1,4 +1,7 @@
 import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
 
 /// One row of the `activities` table: the facts about an activity that lists and filters need without a fold.
 ///

@@ -1,3 +1,5 @@
+import ActivityModel
+import Foundation
 import GRDB
 import LedgerStore
 
@@ -11,7 +13,7 @@ public struct RebuildSummary: Sendable, Hashable, Codable {
 extension Ledger {
     /// Rebuilds every projection from the log into shadow tables and swaps them in, all in one transaction:
     /// readers see the old tables until the commit, then the new ones; appends wait for the swap.
-    public func rebuild(progress: ((Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
+    public func rebuild(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
         let started = Self.now()
         let shadow = ActivityProjector(tables: .shadow)
         let (events, activities) = try await store.pool.write { db -> (Int64, Int64) in

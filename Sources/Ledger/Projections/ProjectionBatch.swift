@@ -1,5 +1,7 @@
 import ActivityModel
+import Foundation
 import GRDB
+import LedgerStore
 
 /// Applies one append's events to the projection tables. Activity rows are read once, changed in memory and
 /// written back once per batch, which keeps the per-event cost of a busy activity low.

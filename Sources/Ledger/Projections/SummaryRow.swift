@@ -1,4 +1,7 @@
+import ActivityModel
+import Foundation
 import GRDB
+import LedgerStore
 
 /// Reads and writes `ActivitySummary` rows with cached statements (the append hot path).
 enum SummaryRow {

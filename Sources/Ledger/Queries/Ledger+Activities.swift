@@ -1,5 +1,7 @@
 import ActivityModel
+import Foundation
 import GRDB
+import LedgerStore
 
 /// Filters of `activities` (CLI) and `GET /v1/activities` (HTTP). All given filters must hold.
 public struct ActivityFilter: Sendable, Hashable {
@@ -119,6 +121,6 @@ extension Ledger {
             sql += " AND a.requested_at <= \(t)"
         }
         sql += " ORDER BY a.activity LIMIT \(limit)"
-        return SQLRequest(sql)
+        return SQLRequest<String>(literal: sql)
     }
 }

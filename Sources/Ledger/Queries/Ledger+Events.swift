@@ -1,4 +1,5 @@
 import ActivityModel
+import Foundation
 import GRDB
 import LedgerStore
 
@@ -52,8 +53,6 @@ extension Ledger {
     }
 
     static func now() -> Instant {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Instant(milliseconds: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
+        Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 }

@@ -1,5 +1,7 @@
 import ActivityModel
+import Foundation
 import GRDB
+import LedgerStore
 
 extension Ledger {
     /// SPEC §3: the activity as of `at` (default now), folded from its events.

@@ -1,4 +1,7 @@
 import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
 
 /// One line of `timeline`: an event and the activity as it stood right after it.
 public struct TimelineEntry: Sendable, Hashable {
@@ -22,7 +25,7 @@ public struct TimelineEntry: Sendable, Hashable {
         ])
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)

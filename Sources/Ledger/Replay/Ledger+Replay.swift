@@ -1,4 +1,5 @@
 import ActivityModel
+import Foundation
 import GRDB
 import LedgerStore
 import Logging
@@ -22,7 +23,7 @@ extension Ledger {
     public func replay(
         _ limit: ReplayLimit, into path: String, progress: ((Int64, Int64) -> Void)? = nil
     ) async throws -> ReplaySummary {
-        if access(path, F_OK) == 0 {
+        if FileManager.default.fileExists(atPath: path) {
             throw LedgerError(.badInput, "\(path) already exists: replay writes a new ledger file", field: "into")
         }
         let target = try Ledger(path: path, logger: logger)

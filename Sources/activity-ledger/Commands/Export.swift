@@ -1,11 +1,19 @@
 import ArgumentParser
 import Foundation
-import LedgerStore
+import ActivityModel
+import Ledger
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write every event as JSON Lines, in position order.")
+        abstract: "Write every event as JSON Lines, in position order.",
+        discussion: """
+            The lines are the interchange format of SPEC §2 (id, stream, type, at, source, data) and re-import
+            into an equal log.
+
+            Example:
+              activity-ledger export --out backup.jsonl
+            """)
 
     @OptionGroup var options: GlobalOptions
 
@@ -16,14 +24,14 @@ struct Export: AsyncParsableCommand {
     var after: Int64 = 0
 
     func run() async throws {
-        do {
-            let store = try StoreAccess.openReadOnly(options.db)
+        try await runReporting {
+            let ledger = try options.openLedger(readOnly: true)
             let sink = try LineSink(path: out)
-            let total = try store.lastPosition()
+            let total = try ledger.store.lastPosition()
             let progress = Progress("exporting")
             var written: Int64 = 0
-            try store.forEachEvent(after: after) { event in
-                try sink.write(ExportLine.line(for: event))
+            try ledger.exportLines(after: after) { line, _ in
+                try sink.write(line)
                 written += 1
                 if written % 4096 == 0 { progress.update(written, of: total - after) }
                 return true
@@ -31,11 +39,8 @@ struct Export: AsyncParsableCommand {
             try sink.close()
             progress.finish()
             if out != nil {
-                let summary = options.json ? try StoreAccess.json(["events": written]) : "exported \(written) events"
-                print(summary)
+                if options.json { printJSON(["events": .int(written)]) } else { print("exported \(written) events") }
             }
-        } catch {
-            throw CommandFailure.exit(error)
         }
     }
 }
@@ -59,8 +64,8 @@ final class LineSink {
         }
     }
 
-    func write(_ line: String) throws {
-        buffer.append(contentsOf: line.utf8)
+    func write(_ line: [UInt8]) throws {
+        buffer.append(contentsOf: line)
         buffer.append(0x0A)
         if buffer.count >= 1 << 20 { try flush() }
     }

@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
@@ -29,10 +30,10 @@ struct Import: AsyncParsableCommand {
             let ledger = try options.openLedger(mustExist: false)
             let reader = file == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: file)
             let total = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
-            let progress = StderrProgress("importing")
+            let progress = Progress("importing")
             let started = Date()
             let summary = try await ledger.importJSONLines(reader, app: app) { step in
-                progress.report(step.bytes, of: total, unit: "bytes")
+                progress.update(step.bytes, of: total ?? 0, unit: " bytes")
             }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)

@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Ledger
 
@@ -16,8 +17,8 @@ struct Rebuild: AsyncParsableCommand {
     func run() async throws {
         try await runReporting {
             let ledger = try options.openLedger()
-            let progress = StderrProgress("rebuilding")
-            let summary = try await ledger.rebuild { done, total in progress.report(done, of: total) }
+            let progress = Progress("rebuilding")
+            let summary = try await ledger.rebuild { done, total in progress.update(done, of: total) }
             progress.finish()
             let rate = summary.seconds > 0 ? Int(Double(summary.events) / summary.seconds) : 0
             if options.json {

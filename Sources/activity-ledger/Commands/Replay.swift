@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Ledger
 
@@ -36,8 +37,8 @@ struct Replay: AsyncParsableCommand {
         try await runReporting {
             let ledger = try options.openLedger()
             let limit: ReplayLimit = if let position { .position(position) } else { .until(try parseTime(until!, option: "until")) }
-            let progress = StderrProgress("replaying")
-            let summary = try await ledger.replay(limit, into: into) { done, total in progress.report(done, of: total) }
+            let progress = Progress("replaying")
+            let summary = try await ledger.replay(limit, into: into) { done, total in progress.update(done, of: total) }
             progress.finish()
             if options.json {
                 printJSON(["into": .string(summary.path), "events": .int(summary.events), "lastPosition": .int(summary.lastPosition)])

@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Ledger
 
