@@ -99,7 +99,14 @@ let package = Package(
             dependencies: ["ActivityModel"],
             resources: [.copy("Scenarios")]
         ),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerTesting"]),
+        .testTarget(
+            name: "LedgerTests",
+            dependencies: [
+                "Ledger", "LedgerStore", "ActivityModel", "LedgerTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "LedgerServerTests",
             dependencies: [

@@ -1,6 +1,8 @@
 import ActivityModel
 import Foundation
 import Ledger
+import LedgerStore
+import Logging
 import LedgerTesting
 import Testing
 

@@ -1,6 +1,8 @@
 import ActivityModel
 import GRDB
 import Ledger
+import LedgerStore
+import Logging
 import LedgerTesting
 import Testing
 
@@ -59,9 +61,13 @@ struct ProjectionEquivalenceTests {
         try await temp.append(RandomWorkload(seed: 9).lines().joined(separator: "\n"))
         let before = try Self.dump(temp.ledger)
         try await temp.ledger.pool.write { db in
-            try db.execute(sql: "DELETE FROM activities; DELETE FROM tokens; DELETE FROM projection_positions")
+            try db.execute(sql: """
+                DELETE FROM activities; DELETE FROM tokens; DELETE FROM channel_members; DELETE FROM start_tokens;
+                DELETE FROM projection_positions
+                """)
         }
         let reopened = try Ledger(path: temp.path, logger: .init(label: "test"))
-        #expect(try Self.dump(reopened) == before)
+        let after = try Self.dump(reopened)
+        #expect(after == before, "\(Set(after).symmetricDifference(Set(before)).sorted().prefix(6))")
     }
 }

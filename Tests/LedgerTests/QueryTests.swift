@@ -1,5 +1,7 @@
 import ActivityModel
 import Ledger
+import LedgerStore
+import Logging
 import LedgerTesting
 import Testing
 
@@ -95,12 +97,20 @@ struct QueryTests {
         #expect(try temp.ledger.activities(ActivityFilter(token: "nope")).activities.isEmpty)
     }
 
+    /// The state without `lastPosition`: a replay `--until T` renumbers the kept events gaplessly, so positions
+    /// name places in each file's own log.
+    static func comparable(_ state: ActivityState?) -> JSONValue? {
+        guard case .object(var object)? = state?.json else { return nil }
+        object.members.removeAll { $0.key == "lastPosition" }
+        return .object(object)
+    }
+
     @Test("replay until T gives a ledger where state at T agrees", arguments: [21, 22] as [UInt64])
     func replayAgrees(seed: UInt64) async throws {
         let temp = try TemporaryLedger()
         let lines = RandomWorkload(seed: seed, activities: 8, eventsPerActivity: 20).lines()
         try await temp.append(lines.joined(separator: "\n"))
-        let t = Instant(seconds: RandomWorkload(seed: seed).start + 3 * 3600)
+        let t = Instant(seconds: RandomWorkload(seed: seed).start + 3600)
         let into = temp.directory.file("replay.sqlite")
         let summary = try await temp.ledger.replay(.until(t), into: into)
         #expect(summary.events > 0 && summary.events < Int64(lines.count))
@@ -109,7 +119,7 @@ struct QueryTests {
             let activity = "A\(seed)-\(index)"
             let original = try? temp.ledger.state(activity: activity, at: t)
             let replayed = try? copy.state(activity: activity, at: t)
-            #expect(original?.json == replayed?.json, "activity \(activity)")
+            #expect(Self.comparable(original) == Self.comparable(replayed), "activity \(activity)")
         }
         #expect(try copy.store.verify().ok)
     }
@@ -141,6 +151,6 @@ struct QueryTests {
         try await temp.append(Self.ride)
         let again = try await temp.append(Self.ride.split(separator: "\n")[2...].joined(separator: "\n"))
         #expect(again.map(\.position) == [3, 4, 5])
-        #expect(again.allSatisfy(\.duplicate))
+        #expect(again.allSatisfy { $0.duplicate })
     }
 }

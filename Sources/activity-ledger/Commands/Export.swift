@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ActivityModel
 import Ledger
+import LedgerStore
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
