@@ -81,7 +81,11 @@ public enum LedgerServerApp: Sendable {
             backend: backend, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),
             logger: logger
         )
-        try api.registerHandlers(on: router)
+        // Compact JSON, `/` unescaped, as the ledger writes it.
+        try api.registerHandlers(
+            on: router,
+            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes])
+        )
         return router
     }
 }

@@ -15,10 +15,15 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             let apiError = Self.apiError(for: error)
             if apiError.status.kind == .serverError {
-                context.logger.error(
-                    "request failed",
-                    metadata: ["http.path": .string(request.uri.path), "error.description": .string("\(error)")]
-                )
+                // Only the cause: ServerError's own description repeats the request, key and body included.
+                var metadata: Logger.Metadata = ["http.path": .string(request.uri.path)]
+                if let serverError = error as? ServerError {
+                    metadata["openapi.operation"] = .string(serverError.operationID)
+                    metadata["error.description"] = .string(String(describing: serverError.underlyingError))
+                } else {
+                    metadata["error.description"] = .string(String(describing: error))
+                }
+                context.logger.error("request failed", metadata: metadata)
             }
             return try apiError.response(from: request, context: context)
         }
