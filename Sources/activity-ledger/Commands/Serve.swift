@@ -1,11 +1,122 @@
 import ArgumentParser
+import Foundation
+import Ledger
+import LedgerServer
+import Logging
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the HTTP service (Schemas/openapi.yaml) on the ledger file.",
+        discussion: """
+            Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
+            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES. SIGTERM or SIGINT stop accepting \
+            requests and let in-flight appends finish.
+            """
+    )
+
+    enum Durability: String, ExpressibleByArgument, CaseIterable, Sendable {
+        /// Acknowledge an append once SQLite has synced it (synchronous=FULL).
+        case full
+        /// WAL with synchronous=NORMAL: survives a process crash, not a power loss.
+        case normal
+    }
 
     @OptionGroup var options: GlobalOptions
 
+    @Option(help: "Address to listen on (env LEDGER_HOST). [default: 127.0.0.1]")
+    var host: String?
+
+    @Option(help: "Port to listen on, 0 for any free one (env LEDGER_PORT). [default: 8080]")
+    var port: Int?
+
+    @Option(help: "full or normal (env LEDGER_DURABILITY). [default: full]")
+    var durability: Durability?
+
+    @Option(help: "Largest request body in bytes (env LEDGER_MAX_BODY_BYTES). [default: 4194304]")
+    var maxBodyBytes: Int?
+
     func run() async throws {
-        throw ValidationError("'serve' is not built yet")
+        let environment = ProcessInfo.processInfo.environment
+        let host = host ?? environment["LEDGER_HOST"] ?? "127.0.0.1"
+        let port = try port ?? Self.integer(environment["LEDGER_PORT"], name: "LEDGER_PORT") ?? 8080
+        let durability = try durability ?? Self.durability(environment["LEDGER_DURABILITY"]) ?? .full
+        let maxBodyBytes =
+            try maxBodyBytes ?? Self.integer(environment["LEDGER_MAX_BODY_BYTES"], name: "LEDGER_MAX_BODY_BYTES")
+            ?? 4 << 20
+        // GlobalOptions gives --db a default, so the environment wins only over that default.
+        let db = options.db == "./ledger.sqlite" ? environment["LEDGER_DB"] ?? options.db : options.db
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
+        guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
+            return handler
+        }
+        let logger = Logger(label: "activity-ledger.serve")
+        let keys = try APIKeyStore(path: db)
+        let backend = try makeBackend(path: db, durability: durability, logger: logger)
+        let hasKeys = try !keys.list().isEmpty
+        let configuration = LedgerServerConfiguration(host: host, port: port, maxBodyBytes: maxBodyBytes)
+        try await LedgerServerApp.run(
+            configuration: configuration, backend: backend, keys: keys, logger: logger
+        ) { boundPort in
+            // Written unbuffered: scripts wait for this line to learn the port.
+            var lines = ["activity-ledger listening on http://\(host):\(boundPort) (ledger \(db), durability \(durability))"]
+            if !hasKeys {
+                lines.append("no API keys yet; create the first one with:")
+                lines.append("  activity-ledger keys create --app BUNDLE_ID --scope ingest,read,admin --db \(db)")
+            }
+            FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        }
     }
+
+    private static func integer(_ text: String?, name: String) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text) else { throw ValidationError("\(name) must be an integer, got '\(text)'") }
+        return value
+    }
+
+    private static func durability(_ text: String?) throws -> Durability? {
+        guard let text else { return nil }
+        guard let value = Durability(rawValue: text) else {
+            throw ValidationError("LEDGER_DURABILITY must be full or normal, got '\(text)'")
+        }
+        return value
+    }
+}
+
+// MARK: - Integration point
+
+/// INTEGRATOR: replace this with the real `Ledger` opened on `path` (it should conform to `LedgerBackend`).
+/// Until then every ledger endpoint answers 503 and `/health` reports position 0.
+func makeBackend(path: String, durability: Serve.Durability, logger: Logger) throws -> any LedgerBackend {
+    UnwiredLedgerBackend()
+}
+
+/// Stand-in until the real ledger is wired in: refuses every ledger call with 503.
+private struct UnwiredLedgerBackend: LedgerBackend {
+    private var unwired: LedgerBackendError {
+        LedgerBackendError(code: .unavailable, message: "the ledger backend is not wired into 'serve' yet")
+    }
+
+    func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
+        throw unwired
+    }
+    func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] { throw unwired }
+    func stateJSON(app: String, activity: String, at: Date?) async throws -> Data { throw unwired }
+    func timelineJSON(app: String, activity: String, from: Date?, to: Date?) async throws -> Data { throw unwired }
+    func auditJSON(app: String, activity: String) async throws -> Data { throw unwired }
+    func updateAuditJSON(app: String, event: String) async throws -> Data { throw unwired }
+    func activitiesJSON(app: String, query: ActivityQuery) async throws -> Data { throw unwired }
+    func feed(app: String, after: Int64, limit: Int) async throws -> FeedPage { throw unwired }
+    func resyncJSON(app: String, snapshot: Data) async throws -> Data { throw unwired }
+    func startReconciliationJSON(app: String, run: String, truth: Data, at: Date?) async throws -> Data {
+        throw unwired
+    }
+    func reconciliationJSON(app: String, run: String) async throws -> Data { throw unwired }
+    func verifyJSON(app: String) async throws -> Data { throw unwired }
+    func digestJSON(app: String) async throws -> Data { throw unwired }
+    func lastPosition() async throws -> Int64 { 0 }
 }

@@ -1,0 +1,119 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// API keys in the `api_keys` table of the ledger file, stored as SHA-256 hashes.
+///
+/// A secret is `al_` + 32 random bytes in base64url; it is shown once by ``create(app:scopes:)`` and never
+/// stored. Lookups hash the presented secret, so a leaked database does not leak usable keys.
+public final class APIKeyStore: Sendable {
+    private let writer: any DatabaseWriter
+
+    /// Uses a database the caller already opened (e.g. the ledger's pool); migrates `api_keys`.
+    public init(writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Self.migrator.migrate(writer)
+    }
+
+    /// Opens (creating if needed) the SQLite file at `path` in WAL mode.
+    public convenience init(path: String) throws {
+        try self.init(writer: DatabasePool(path: path))
+    }
+
+    /// The `api_keys` migration; the integrator may merge it into the ledger's migrator.
+    public static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("apiKeys.v1") { db in
+            try db.create(table: "api_keys", ifNotExists: true) { table in
+                table.primaryKey("id", .text)
+                table.column("hash", .blob).notNull().unique()
+                table.column("app", .text).notNull().indexed()
+                table.column("scopes", .text).notNull()
+                table.column("created_at", .double).notNull()
+                table.column("revoked_at", .double)
+            }
+        }
+        return migrator
+    }
+
+    /// Creates a key for `app`; returns the secret (to show once) and the stored record.
+    public func create(app: String, scopes: Set<APIScope>, now: Date = Date()) throws -> (secret: String, key: APIKey) {
+        guard !app.isEmpty else { throw APIKeyError("an API key needs an app (bundle id)") }
+        guard !scopes.isEmpty else { throw APIKeyError("an API key needs at least one scope (ingest, read, admin)") }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let secret = "al_" + Self.base64URL(bytes)
+        let hash = Self.hash(secret)
+        let id = hash.prefix(6).map { String(format: "%02x", $0) }.joined()
+        let key = APIKey(id: id, app: app, scopes: scopes, createdAt: now)
+        try writer.write { db in
+            try db.execute(
+                sql: "INSERT INTO api_keys (id, hash, app, scopes, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [id, hash, app, Self.encode(scopes), now.timeIntervalSince1970]
+            )
+        }
+        return (secret, key)
+    }
+
+    /// The live (not revoked) key whose secret is `secret`, or nil.
+    public func authenticate(_ secret: String) throws -> APIKey? {
+        guard secret.hasPrefix("al_"), secret.utf8.count < 200 else { return nil }
+        let hash = Self.hash(secret)
+        return try writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL", arguments: [hash])
+                .map(Self.key(from:))
+        }
+    }
+
+    /// Every key, or those of `app`, oldest first.
+    public func list(app: String? = nil) throws -> [APIKey] {
+        try writer.read { db in
+            let rows =
+                if let app {
+                    try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE app = ? ORDER BY created_at", arguments: [app])
+                } else {
+                    try Row.fetchAll(db, sql: "SELECT * FROM api_keys ORDER BY created_at")
+                }
+            return rows.map(Self.key(from:))
+        }
+    }
+
+    /// Revokes the key with public id `id`; false when there is no such live key.
+    @discardableResult
+    public func revoke(id: String, now: Date = Date()) throws -> Bool {
+        try writer.write { db in
+            try db.execute(
+                sql: "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                arguments: [now.timeIntervalSince1970, id]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    private static func key(from row: Row) -> APIKey {
+        let scopes = APIScope.parseList(row["scopes"] as String).scopes
+        let revoked: Double? = row["revoked_at"]
+        return APIKey(
+            id: row["id"],
+            app: row["app"],
+            scopes: scopes,
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            revokedAt: revoked.map(Date.init(timeIntervalSince1970:))
+        )
+    }
+
+    private static func encode(_ scopes: Set<APIScope>) -> String {
+        scopes.sorted().map(\.rawValue).joined(separator: ",")
+    }
+
+    private static func hash(_ secret: String) -> Data {
+        Data(SHA256.hash(data: Data(secret.utf8)))
+    }
+
+    private static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,118 @@
+internal import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+internal import OpenAPIRuntime
+
+/// Outermost middleware: turns anything thrown into the JSON error shape, so bad input never becomes a
+/// bare 500, and logs server faults.
+struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = Self.apiError(for: error)
+            if apiError.status.kind == .serverError {
+                // Only the cause: ServerError's own description repeats the request, key and body included.
+                var metadata: Logger.Metadata = ["http.path": .string(request.uri.path)]
+                if let serverError = error as? ServerError {
+                    metadata["openapi.operation"] = .string(serverError.operationID)
+                    metadata["error.description"] = .string(String(describing: serverError.underlyingError))
+                } else {
+                    metadata["error.description"] = .string(String(describing: error))
+                }
+                context.logger.error("request failed", metadata: metadata)
+            }
+            return try apiError.response(from: request, context: context)
+        }
+    }
+
+    /// The client-facing error for `error`, unwrapping the OpenAPI runtime's `ServerError`.
+    static func apiError(for error: any Error) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as LedgerBackendError:
+            return APIError(error)
+        case let error as DecodingError:
+            return decodingError(error)
+        case let error as ServerError:
+            if !(error.underlyingError is ServerError) {
+                let inner = apiError(for: error.underlyingError)
+                if inner.code != "internal" { return inner }
+            }
+            let status = error.httpStatus
+            if status.kind == .serverError && error.operationInput == nil {
+                // The request never reached a handler: the runtime could not parse it.
+                return .badRequest(error.causeDescription)
+            }
+            if status.kind == .clientError {
+                return APIError(status: status, code: code(for: status), message: error.causeDescription)
+            }
+            return internalError()
+        case let error as any HTTPResponseError:
+            let status = error.status
+            if status.code == 413 { return APIError(status: status, code: "payloadTooLarge", message: "request body too large") }
+            return APIError(status: status, code: code(for: status), message: status.reasonPhrase)
+        default:
+            return internalError()
+        }
+    }
+
+    private static func internalError() -> APIError {
+        APIError(status: .internalServerError, code: "internal", message: "internal error; see the server log")
+    }
+
+    private static func code(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 400: "badRequest"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "notFound"
+        case 405: "methodNotAllowed"
+        case 409: "conflict"
+        case 413: "payloadTooLarge"
+        case 415: "unsupportedMediaType"
+        case 422: "invalidEvent"
+        default: "http\(status.code)"
+        }
+    }
+
+    /// Names the field at fault, e.g. `events[2].type`.
+    static func decodingError(_ error: DecodingError) -> APIError {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            var result = ""
+            for key in codingPath {
+                if let index = key.intValue {
+                    result += "[\(index)]"
+                } else {
+                    result += result.isEmpty ? key.stringValue : ".\(key.stringValue)"
+                }
+            }
+            return result
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath + [key])
+            return .badRequest("missing required field '\(field)'", field: field)
+        case .typeMismatch(let type, let context):
+            let field = path(context.codingPath)
+            return .badRequest("field '\(field)' has the wrong type (expected \(type))", field: field)
+        case .valueNotFound(_, let context):
+            let field = path(context.codingPath)
+            return .badRequest("field '\(field)' must not be null", field: field)
+        case .dataCorrupted(let context):
+            let field = path(context.codingPath)
+            if field.isEmpty {
+                var error = APIError.badRequest("malformed JSON: \(context.debugDescription)")
+                error.code = "malformedJSON"
+                return error
+            }
+            return .badRequest("field '\(field)': \(context.debugDescription)", field: field)
+        @unknown default:
+            return .badRequest("invalid request body")
+        }
+    }
+}

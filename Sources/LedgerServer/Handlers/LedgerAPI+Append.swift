@@ -1,0 +1,83 @@
+internal import Foundation
+import Logging
+
+extension LedgerAPI {
+    func appendEvent(_ input: Operations.appendEvent.Input) async throws -> Operations.appendEvent.Output {
+        guard case .json(let event) = input.body else { throw APIError.badRequest("expected application/json") }
+        if let expected = input.query.expectedVersion, expected < 0 {
+            throw APIError.invalidParameter("expectedVersion", "must be 0 or more, got \(expected)")
+        }
+        let expectedVersions = input.query.expectedVersion.map { [event.stream: $0] } ?? [:]
+        let results = try await append(events: [event], expectedVersions: expectedVersions, singleEvent: true)
+        guard let result = results.first else { throw APIError.badRequest("the ledger appended nothing") }
+        return .ok(.init(body: .json(Self.appended(result))))
+    }
+
+    func appendBatch(_ input: Operations.appendBatch.Input) async throws -> Operations.appendBatch.Output {
+        guard case .json(let batch) = input.body else { throw APIError.badRequest("expected application/json") }
+        guard !batch.events.isEmpty else { throw APIError.badRequest("a batch needs at least one event", field: "events") }
+        let expectedVersions = batch.expectedVersions?.additionalProperties ?? [:]
+        for (stream, version) in expectedVersions where version < 0 {
+            throw APIError.badRequest("expectedVersions['\(stream)'] must be 0 or more", field: "expectedVersions")
+        }
+        let results = try await append(events: batch.events, expectedVersions: expectedVersions, singleEvent: false)
+        return .ok(.init(body: .json(Self.batchResult(results))))
+    }
+
+    func ingestAPNs(_ input: Operations.ingestAPNs.Input) async throws -> Operations.ingestAPNs.Output {
+        guard case .json(let exchange) = input.body else { throw APIError.badRequest("expected application/json") }
+        let app = try Caller.app()
+        let start = ContinuousClock.now
+        let results = try await backend.ingestAPNs(app: app, exchange: Self.encode(exchange))
+        await acknowledge(results, since: start, app: app)
+        return .ok(.init(body: .json(Self.batchResult(results))))
+    }
+
+    /// Appends through the backend, turning its event indexes into field paths of this request.
+    private func append(
+        events: [Components.Schemas.Event], expectedVersions: [String: Int64], singleEvent: Bool
+    ) async throws -> [AppendedEvent] {
+        let app = try Caller.app()
+        let encoded = try events.map(Self.encode)
+        let start = ContinuousClock.now
+        let results: [AppendedEvent]
+        do {
+            results = try await backend.append(app: app, events: encoded, expectedVersions: expectedVersions)
+        } catch var error as LedgerBackendError where singleEvent {
+            // A single event is the body itself, not `events[0]`.
+            if let field = error.field, field.hasPrefix("events[0]") {
+                let rest = field.dropFirst("events[0]".count)
+                error.field = rest.hasPrefix(".") ? String(rest.dropFirst()) : (rest.isEmpty ? nil : String(rest))
+            }
+            throw error
+        }
+        await acknowledge(results, since: start, app: app)
+        return results
+    }
+
+    private func acknowledge(_ results: [AppendedEvent], since start: ContinuousClock.Instant, app: String) async {
+        let duration = ContinuousClock.now - start
+        metrics.recordAppend(results, duration: duration)
+        logger.debug(
+            "appended",
+            metadata: [
+                "ledger.app": .string(app), "ledger.events": .stringConvertible(results.count),
+                "ledger.last_position": .stringConvertible(results.last?.position ?? 0),
+            ]
+        )
+        if results.contains(where: { !$0.duplicate }) {
+            await appendSignal.signal()
+        }
+    }
+
+    static func appended(_ result: AppendedEvent) -> Components.Schemas.Appended {
+        .init(
+            id: result.id, stream: result.stream, position: result.position, version: result.version,
+            duplicate: result.duplicate
+        )
+    }
+
+    static func batchResult(_ results: [AppendedEvent]) -> Components.Schemas.BatchResult {
+        .init(results: results.map(appended), lastPosition: results.map(\.position).max() ?? 0)
+    }
+}

@@ -1,0 +1,43 @@
+internal import Foundation
+internal import OpenAPIRuntime
+
+extension LedgerAPI {
+    func planResync(_ input: Operations.planResync.Input) async throws -> Operations.planResync.Output {
+        guard case .json(let snapshot) = input.body else { throw APIError.badRequest("expected application/json") }
+        let json = try await backend.resyncJSON(app: Caller.app(), snapshot: Self.encode(snapshot))
+        return .ok(.init(body: .json(try Self.document(json))))
+    }
+
+    func startReconciliation(_ input: Operations.startReconciliation.Input) async throws
+        -> Operations.startReconciliation.Output
+    {
+        let run = input.query.run
+        guard !run.isEmpty, run.count <= 200 else { throw APIError.invalidParameter("run", "must be 1…200 characters") }
+        let at = try TimeParameter.parse(input.query.at, name: "at")
+        let body: HTTPBody
+        switch input.body {
+        case .application_x_hyphen_ndjson(let value): body = value
+        }
+        // The body limit middleware has already bounded the size.
+        let truth = try await Data(collecting: body, upTo: configuration.maxBodyBytes)
+        let json = try await backend.startReconciliationJSON(app: Caller.app(), run: run, truth: truth, at: at)
+        return .ok(.init(body: .json(try Self.document(json))))
+    }
+
+    func getReconciliation(_ input: Operations.getReconciliation.Input) async throws
+        -> Operations.getReconciliation.Output
+    {
+        let json = try await backend.reconciliationJSON(app: Caller.app(), run: input.path.run)
+        return .ok(.init(body: .json(try Self.document(json))))
+    }
+
+    func verifyLedger(_ input: Operations.verifyLedger.Input) async throws -> Operations.verifyLedger.Output {
+        let json = try await backend.verifyJSON(app: Caller.app())
+        return .ok(.init(body: .json(try Self.document(json))))
+    }
+
+    func getDigest(_ input: Operations.getDigest.Input) async throws -> Operations.getDigest.Output {
+        let json = try await backend.digestJSON(app: Caller.app())
+        return .ok(.init(body: .json(try Self.document(json))))
+    }
+}

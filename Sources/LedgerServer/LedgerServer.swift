@@ -1,1 +1,0 @@
-// LedgerServer: see README.md for the layout.

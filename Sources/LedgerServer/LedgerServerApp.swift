@@ -1,0 +1,91 @@
+import Hummingbird
+import Ledger
+import Logging
+import NIOCore
+import OpenAPIHummingbird
+internal import OpenAPIRuntime
+import ServiceLifecycle
+import UnixSignals
+
+/// Builds and runs the HTTP service.
+public enum LedgerServerApp: Sendable {
+    /// The Hummingbird application serving `Schemas/openapi.yaml` over `backend`.
+    ///
+    /// - Parameters:
+    ///   - configuration: Address, port and limits.
+    ///   - backend: The ledger; every call is scoped to the caller's app.
+    ///   - keys: Where API keys are checked.
+    ///   - metrics: What `/metrics` prints; pass one to read it in tests.
+    ///   - logger: The service's logger (the caller bootstraps logging).
+    ///   - onServerRunning: Called with the bound port once the server listens.
+    public static func build(
+        configuration: LedgerServerConfiguration,
+        backend: any LedgerBackend,
+        keys: APIKeyStore,
+        metrics: ServerMetrics = ServerMetrics(),
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
+        let router = try makeRouter(
+            configuration: configuration, backend: backend, keys: keys, metrics: metrics, logger: logger
+        )
+        return Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "activity-ledger"
+            ),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger
+        )
+    }
+
+    /// Runs the service until SIGTERM or SIGINT, then stops accepting connections and lets in-flight
+    /// requests (and so in-flight appends) finish before returning.
+    public static func run(
+        configuration: LedgerServerConfiguration,
+        backend: any LedgerBackend,
+        keys: APIKeyStore,
+        services: [any Service] = [],
+        logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let app = try build(
+            configuration: configuration, backend: backend, keys: keys, logger: logger,
+            onServerRunning: onServerRunning
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services + [app],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+
+    static func makeRouter(
+        configuration: LedgerServerConfiguration,
+        backend: any LedgerBackend,
+        keys: APIKeyStore,
+        metrics: ServerMetrics,
+        logger: Logger
+    ) throws -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        // Outermost first: count every response, render every error, then authenticate, then bound the body.
+        router.add(middleware: HTTPMetricsMiddleware(metrics: metrics))
+        router.add(middleware: APIErrorMiddleware())
+        router.add(middleware: APIKeyMiddleware(keys: keys))
+        router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
+        let api = LedgerAPI(
+            backend: backend, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),
+            logger: logger
+        )
+        // Compact JSON, `/` unescaped, as the ledger writes it.
+        try api.registerHandlers(
+            on: router,
+            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes])
+        )
+        return router
+    }
+}

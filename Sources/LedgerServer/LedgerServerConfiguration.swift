@@ -1,0 +1,28 @@
+/// How the HTTP service listens and what it accepts.
+public struct LedgerServerConfiguration: Sendable {
+    /// Address to bind, `127.0.0.1` by default.
+    public var host: String
+    /// Port to bind, 8080 by default; 0 picks a free one.
+    public var port: Int
+    /// Largest request body accepted; larger ones get 413 before any of it is parsed.
+    public var maxBodyBytes: Int
+    /// Longest `wait` a feed long-poll may ask for, in seconds.
+    public var maxFeedWaitSeconds: Double
+    /// How often a waiting feed request re-reads the head position when no append signalled it (appends
+    /// from another process, e.g. `import`, do not signal).
+    public var feedPollInterval: Duration
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        maxBodyBytes: Int = 4 << 20,
+        maxFeedWaitSeconds: Double = 60,
+        feedPollInterval: Duration = .milliseconds(250)
+    ) {
+        self.host = host
+        self.port = port
+        self.maxBodyBytes = maxBodyBytes
+        self.maxFeedWaitSeconds = maxFeedWaitSeconds
+        self.feedPollInterval = feedPollInterval
+    }
+}

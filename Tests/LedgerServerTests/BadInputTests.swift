@@ -1,0 +1,119 @@
+import Foundation
+import LedgerServer
+import Testing
+
+@Suite("Bad input never becomes a 500")
+struct BadInputTests {
+    @Test("malformed JSON is 400 malformedJSON")
+    func malformedJSON() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let reply = try await client.post("/v1/events", key: service.ingest, #"{"stream":"#)
+            #expect(reply.status == 400)
+            #expect(reply.errorCode == "malformedJSON")
+        }
+    }
+
+    @Test("a missing required field is 400 naming it")
+    func missingField() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let reply = try await client.post("/v1/events", key: service.ingest, #"{"type":"request","at":1,"data":{}}"#)
+            #expect(reply.status == 400)
+            #expect(reply.errorField == "stream")
+            #expect(reply.errorMessage.contains("stream"))
+        }
+    }
+
+    @Test("an unknown type or source is refused like a wrong type, naming the field in the batch")
+    func unknownEnumValue() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let unknownType = #"{"stream":"activity:R1","type":"teleport","at":1,"data":{}}"#
+            let reply = try await client.post("/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(unknownType)]}"#)
+            #expect(reply.status == 400)
+            #expect(reply.errorField == "events[1].type")
+            let unknownSource = #"{"stream":"activity:R1","type":"request","source":"moon","at":1,"data":{}}"#
+            let source = try await client.post("/v1/events", key: service.ingest, unknownSource)
+            #expect(source.status == 400)
+            #expect(source.errorField == "source")
+        }
+        #expect(service.backend.stored.isEmpty)
+    }
+
+    @Test("a field of the wrong type is 400 naming it")
+    func wrongType() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let reply = try await client.post("/v1/events", key: service.ingest, #"{"stream":"activity:R1","type":"request","at":true,"data":{}}"#)
+            #expect(reply.status == 400)
+            #expect(reply.errorField == "at")
+            let data = try await client.post("/v1/events", key: service.ingest, #"{"stream":"activity:R1","type":"request","at":1,"data":[1]}"#)
+            #expect(data.status == 400)
+            #expect(data.errorField == "data")
+        }
+    }
+
+    @Test("a body over the limit is 413, with or without the event being valid")
+    func oversizedBody() async throws {
+        let service = try TestService(maxBodyBytes: 1024)
+        try await service.test { client async throws in
+            let padding = String(repeating: "x", count: 2000)
+            let body = #"{"stream":"activity:R1","type":"request","at":1,"data":{"pad":"\#(padding)"}}"#
+            let reply = try await client.post("/v1/events", key: service.ingest, body)
+            #expect(reply.status == 413)
+            #expect(reply.errorCode == "payloadTooLarge")
+            #expect(reply.errorMessage.contains("1024"))
+        }
+        #expect(service.backend.stored.isEmpty)
+    }
+
+    @Test("bad query parameters are 400 naming the parameter")
+    func badParameters() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
+            let at = try await client.get("/v1/activities/R1/state?at=yesterday", key: service.read)
+            #expect(at.status == 400)
+            #expect(at.errorField == "at")
+            let limit = try await client.get("/v1/activities?limit=0", key: service.read)
+            #expect(limit.status == 400)
+            #expect(limit.errorField == "limit")
+            let wait = try await client.get("/v1/feed?wait=600", key: service.read)
+            #expect(wait.status == 400)
+            #expect(wait.errorField == "wait")
+            let notANumber = try await client.get("/v1/feed?after=abc", key: service.read)
+            #expect(notANumber.status == 400)
+            let phase = try await client.get("/v1/activities?phase=asleep", key: service.read)
+            #expect(phase.status == 400)
+        }
+    }
+
+    @Test("unknown activities, updates, runs and routes are 404 in the JSON error shape")
+    func notFound() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let state = try await client.get("/v1/activities/NOPE/state", key: service.read)
+            #expect(state.status == 404)
+            #expect(state.errorCode == "notFound")
+            #expect(state.errorMessage.contains("NOPE"))
+            #expect(try await client.get("/v1/activities/NOPE/timeline", key: service.read).status == 404)
+            #expect(try await client.get("/v1/activities/NOPE/audit", key: service.read).status == 404)
+            #expect(try await client.get("/v1/updates/NOPE/audit", key: service.read).status == 404)
+            #expect(try await client.get("/v1/reconciliations/NOPE", key: service.admin).status == 404)
+            let route = try await client.get("/v1/nothing-here", key: service.read)
+            #expect(route.status == 404)
+            #expect(route.errorCode == "notFound")
+        }
+    }
+
+    @Test("a wrong content type is refused with a 4xx, not a 500")
+    func wrongContentType() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let reply = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"), contentType: "text/plain")
+            #expect((400..<500).contains(reply.status))
+            #expect(reply.json?["error"] != nil)
+        }
+    }
+}
