@@ -34,7 +34,7 @@ struct AppendReadTests {
             #expect(recorded.hash.count == 32)
         }
         let sample = read[read.count / 2]
-        try await fixture.store.pool.read { db in
+        try await fixture.store.pool.read { (db) throws in
             let stream = try fixture.store.events(in: db, stream: sample.stream)
             #expect(stream.map(\.version) == Array(1...Int64(stream.count)))
             #expect(stream.allSatisfy { $0.stream == sample.stream })
@@ -52,7 +52,7 @@ struct AppendReadTests {
         let fixture = try StoreFixture()
         let ids = ["A1B2C3D4-0000-4000-8000-000000000000", "order-17", "é", "00000000-0000-4000-8000-00000000000g"]
         _ = try await fixture.store.append(AppendBatch(events: ids.map { event("s", id: $0) }))
-        try await fixture.store.pool.read { db in
+        try await fixture.store.pool.read { (db) throws in
             for id in ids { #expect(try fixture.store.event(in: db, id: id)?.id == id) }
         }
         #expect(try fixture.store.verify().ok)

@@ -16,7 +16,7 @@ struct ConflictTests {
         #expect(error?.actualVersion == 2)
         #expect(error?.description.contains("expected version 1 but is at version 2") == true)
         #expect(try fixture.store.lastPosition() == 2)
-        try await fixture.store.pool.read { db in #expect(try fixture.store.streamVersion(in: db, stream: "b") == nil) }
+        try await fixture.store.pool.read { (db) throws in #expect(try fixture.store.streamVersion(in: db, stream: "b") == nil) }
     }
 
     @Test("noStream and exact versions accept the right state")
@@ -94,7 +94,7 @@ struct ConflictTests {
             }
             _ = try session.append(AppendBatch(events: [event("new")]))
         }
-        try await fixture.store.pool.read { db in
+        try await fixture.store.pool.read { (db) throws in
             #expect(try fixture.store.streamVersion(in: db, stream: "new") == 1)
         }
         #expect(try fixture.store.lastPosition() == 2)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LedgerStore
 import Logging
 import Testing
@@ -40,7 +41,7 @@ struct CrashTests {
         }
         #expect(acknowledged.count > 10, "the writer acknowledged too little to test anything")
         let store = try fixture.reopen()
-        try await store.pool.read { db in
+        try await store.pool.read { (db) throws in
             for (position, id) in acknowledged {
                 #expect(try store.event(in: db, id: id)?.position == position)
             }

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import LedgerStore
-import Synchronization
 import Testing
 
 /// Counts projected events into a table of its own, and fails on a chosen event type.
@@ -46,7 +45,7 @@ struct GroupCommitTests {
             return true
         }
         for (_, list) in versions { #expect(list == Array(1...Int64(list.count))) }
-        try await store.pool.read { db in
+        try await store.pool.read { (db) throws in
             for (original, position) in results.prefix(50) {
                 #expect(try store.event(in: db, id: original.id)?.position == position)
             }
@@ -60,23 +59,23 @@ struct GroupCommitTests {
         configuration.projector = CountingProjector()
         let fixture = try StoreFixture(configuration: configuration)
         let store = fixture.store
-        let failures = Mutex(0)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let failures = try await withThrowingTaskGroup(of: Bool.self) { group in
             for task in 0..<40 {
                 group.addTask {
                     let type = task % 4 == 0 ? "poison" : "update"
                     do {
                         _ = try await store.append(AppendBatch(events: [event("p\(task)"), event("p\(task)", type)]))
+                        return false
                     } catch {
-                        failures.withLock { $0 += 1 }
+                        return true
                     }
                 }
             }
-            try await group.waitForAll()
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
-        #expect(failures.withLock { $0 } == 10)
+        #expect(failures == 10)
         #expect(try store.lastPosition() == 60)
-        let projected = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM projected") }
+        let projected = try await store.pool.read { (db) throws in try Int.fetchOne(db, sql: "SELECT count(*) FROM projected") }
         #expect(projected == 60)
         #expect(try store.verify().ok)
     }

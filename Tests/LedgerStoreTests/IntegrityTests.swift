@@ -24,7 +24,7 @@ struct IntegrityTests {
     func tampering(position: Int64) async throws {
         let fixture = try await filled(300)
         #expect(try fixture.store.verify().ok)
-        try await fixture.store.pool.write { db in
+        try await fixture.store.pool.write { (db) throws in
             var payload = try #require(
                 try Data.fetchOne(db, sql: "SELECT payload FROM events WHERE position = ?", arguments: [position]))
             payload[payload.startIndex + payload.count / 2] ^= 0x01
@@ -40,7 +40,7 @@ struct IntegrityTests {
     @Test("changing a stored field other than the payload is caught too")
     func tamperingType() async throws {
         let fixture = try await filled(100)
-        try await fixture.store.pool.write { db in
+        try await fixture.store.pool.write { (db) throws in
             try db.execute(sql: "UPDATE events SET type = 'end' WHERE position = 42 AND type <> 'end'")
             try db.execute(sql: "UPDATE events SET at = at + 1 WHERE position = 42")
         }
@@ -50,7 +50,7 @@ struct IntegrityTests {
     @Test("a deleted row is named as missing")
     func deletedRow() async throws {
         let fixture = try await filled(100)
-        try await fixture.store.pool.write { db in try db.execute(sql: "DELETE FROM events WHERE position = 50") }
+        try await fixture.store.pool.write { (db) throws in try db.execute(sql: "DELETE FROM events WHERE position = 50") }
         let report = try fixture.store.verify()
         #expect(report.firstBadPosition == 50)
         #expect(report.reason?.contains("missing") == true)
@@ -82,7 +82,7 @@ struct IntegrityTests {
         let stats = try fixture.store.stats()
         #expect(stats.dictionaries.count >= 3)
         let reopened = try fixture.reopen()
-        let used = try await reopened.pool.read { db in
+        let used = try await reopened.pool.read { (db) throws in
             try Int64.fetchAll(db, sql: "SELECT DISTINCT dictionary FROM events WHERE dictionary IS NOT NULL")
         }
         #expect(used.count >= 3)

@@ -24,7 +24,7 @@ struct SchemaTests {
     @Test("a migrated file has the documented tables and reopens without changes")
     func tables() async throws {
         let fixture = try StoreFixture()
-        let tables = try await fixture.store.pool.read { db in
+        let tables = try await fixture.store.pool.read { (db) throws in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         }
         #expect(tables.contains("events") && tables.contains("streams") && tables.contains("dictionaries"))

@@ -3,7 +3,7 @@ import LedgerStore
 import Logging
 
 /// A store in a fresh temporary directory, removed when the fixture goes away.
-final class StoreFixture {
+final class StoreFixture: Sendable {
     let directory: URL
     let path: String
     let store: EventStore

@@ -64,7 +64,7 @@ struct StoreBenchmark: AsyncParsableCommand {
         let baseImport = try await Measure.seconds { try baseline.importBatches(lineBatches, into: basePool) }
         var baseRead = (count: 0, bytes: 0)
         let baseReadSeconds = try await Measure.seconds { baseRead = try baseline.readAll(basePool) }
-        try basePool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await basePool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         let baseBytes = Measure.fileBytes(basePath)
 
         // Store.
@@ -85,7 +85,7 @@ struct StoreBenchmark: AsyncParsableCommand {
         }
         var verified = false
         let verifySeconds = try await Measure.seconds { verified = try store.verify().ok }
-        try store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         let stats = try store.stats()
         let storeBytes = Measure.fileBytes(storePath)
         guard readCount == count, baseRead.count == count, verified else {

@@ -18,8 +18,6 @@ enum StoredEventID: Hashable {
         }
     }
 
-    private static let dashOffsets: Set<Int> = [8, 13, 18, 23]
-
     private static func packUUID(_ id: String) -> [UInt8]? {
         let utf8 = id.utf8
         guard utf8.count == 36 else { return nil }
@@ -27,7 +25,7 @@ enum StoredEventID: Hashable {
         bytes.reserveCapacity(16)
         var high: UInt8? = nil
         for (offset, c) in utf8.enumerated() {
-            if dashOffsets.contains(offset) {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
                 guard c == UInt8(ascii: "-") else { return nil }
                 continue
             }
@@ -47,14 +45,22 @@ enum StoredEventID: Hashable {
         return bytes
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     static func format(_ bytes: [UInt8]) -> String {
-        let hex = HexCoding.encode(bytes)
-        var out = ""
-        out.reserveCapacity(36)
-        for (offset, c) in hex.enumerated() {
-            if offset == 8 || offset == 12 || offset == 16 || offset == 20 { out.append("-") }
-            out.append(c)
+        guard bytes.count == 16 else { return HexCoding.encode(bytes) }
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var index = 0
+            for (offset, byte) in bytes.enumerated() {
+                if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                    out[index] = UInt8(ascii: "-")
+                    index += 1
+                }
+                out[index] = hexDigits[Int(byte >> 4)]
+                out[index + 1] = hexDigits[Int(byte & 0x0f)]
+                index += 2
+            }
+            return index
         }
-        return out
     }
 }

@@ -19,8 +19,9 @@ struct ContentShapes {
     init(kind: ActivityScript.Kind, key: String, random: inout SeededRandom) {
         self.kind = kind
         person = random.pick(Self.names)
-        homeTeam = random.pick(Self.teams)
-        awayTeam = random.pick(Self.teams.filter { $0 != homeTeam })
+        let home = random.pick(Self.teams)
+        homeTeam = home
+        awayTeam = random.pick(Self.teams.filter { $0 != home })
         let number = Int.random(in: 1...999, using: &random)
         switch kind {
         case .ride:
@@ -42,7 +43,7 @@ struct ContentShapes {
             attributesType = "MatchAttributes"
             attributes = JSONText.object([
                 ("matchID", JSONText.quote(key)), ("league", JSONText.quote(random.pick(["Premier", "Cup", "Liga"]))),
-                ("homeTeam", JSONText.quote(homeTeam)), ("awayTeam", JSONText.quote(awayTeam)),
+                ("homeTeam", JSONText.quote(home)), ("awayTeam", JSONText.quote(awayTeam)),
             ])
         }
     }

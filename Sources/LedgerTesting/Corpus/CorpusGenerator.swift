@@ -14,8 +14,8 @@ public struct CorpusGenerator: Sequence, Sendable {
 
     public init(seed: UInt64, activities: Int, eventsPerActivity: Int, start: Int64 = 1_763_672_400_000) {
         self.seed = seed
-        self.activities = max(0, activities)
-        self.eventsPerActivity = max(1, eventsPerActivity)
+        self.activities = Swift.max(0, activities)
+        self.eventsPerActivity = Swift.max(1, eventsPerActivity)
         self.start = start
     }
 
@@ -28,7 +28,7 @@ public struct CorpusGenerator: Sequence, Sendable {
     public func makeIterator() -> Iterator { Iterator(self) }
 
     /// Generates activities in waves and yields each wave sorted by time.
-    public struct Iterator: IteratorProtocol {
+    public struct Iterator: IteratorProtocol, Sendable {
         private static let wave = 64
         private let corpus: CorpusGenerator
         private var random: SeededRandom
@@ -46,7 +46,7 @@ public struct CorpusGenerator: Sequence, Sendable {
                 guard nextActivity < corpus.activities else { return nil }
                 buffer.removeAll(keepingCapacity: true)
                 index = 0
-                let end = min(corpus.activities, nextActivity + Self.wave)
+                let end = Swift.min(corpus.activities, nextActivity + Self.wave)
                 for number in nextActivity..<end {
                     let startAt = corpus.start + Int64(number) * 3_000 + Int64.random(in: 0..<2_000, using: &random)
                     var script = ActivityScript(number: number, startAt: startAt, random: &random)

@@ -1,5 +1,5 @@
 /// Just enough JSON writing for generated corpora (compact, `/` not escaped) and RFC 3339 times.
-public enum JSONText {
+public enum JSONText: Sendable {
     /// `value` as a JSON string literal.
     public static func quote(_ value: String) -> String {
         var out = "\""
