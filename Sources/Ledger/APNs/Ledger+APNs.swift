@@ -1,0 +1,79 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+
+extension Ledger {
+    /// Records a raw APNs `liveactivity` exchange: the `request`/`update`/`end` the push carried and the `push`
+    /// event with APNs' answer (SPEC §2 "Raw APNs traffic").
+    ///
+    /// `exchange` is `{"activity"?, "at"?, "request": {"token"?, "channel"?, "headers": {…}, "payload": {"aps": …}},
+    /// "response": {"status", "apnsId"?, "reason"?, "timestamp"?}}`. A token push without `activity` is resolved
+    /// through the token index (every token ever seen on an activity). Ids derive from `apns-id`, so ingesting
+    /// the same exchange twice is a no-op.
+    public func ingestAPNs(_ exchange: JSONValue, app: String? = nil) async throws -> [AppendOutcome] {
+        let request = try Self.member(exchange, "request")
+        let response = try Self.member(exchange, "response")
+        guard let headers = request["headers"]?.objectValue else {
+            throw LedgerError(.badInput, "request.headers: expected an object of header strings", field: "request.headers")
+        }
+        guard let payload = request["payload"], payload.objectValue != nil else {
+            throw LedgerError(.badInput, "request.payload: expected the APNs JSON body (an object with aps)", field: "request.payload")
+        }
+        guard let status = response["status"]?.numberValue?.int64Value else {
+            throw LedgerError(.badInput, "response.status: expected the HTTP status as an integer", field: "response.status")
+        }
+        var headerMap: [String: String] = [:]
+        for member in headers.members {
+            guard let value = member.value.stringValue else {
+                throw LedgerError(.badInput, "request.headers.\(member.key): expected a string", field: "request.headers.\(member.key)")
+            }
+            headerMap[member.key.lowercased()] = value
+        }
+        let token = request["token"]?.stringValue
+        if let channel = request["channel"]?.stringValue { headerMap["apns-channel-id"] = channel }
+        let at = try exchange["at"].map(Self.instant) ?? Self.now()
+        var activity = exchange["activity"]?.stringValue
+        if activity == nil, let token, headerMap["apns-channel-id"] == nil {
+            activity = try store.pool.read { db in
+                try String.fetchOne(db, sql: "SELECT activity FROM tokens WHERE token = ?", arguments: [token])
+            }
+            if activity == nil {
+                throw LedgerError(.notFound, "no activity has push token \(token.prefix(8))…; give \"activity\"", field: "request.token")
+            }
+        }
+        var responseHeaders: [String: String] = [:]
+        if let apnsId = response["apnsId"]?.stringValue { responseHeaders["apns-id"] = apnsId }
+        var body = JSONObject()
+        if let reason = response["reason"] { body.members.append(.init(key: "reason", value: reason)) }
+        if let timestamp = response["timestamp"] { body.members.append(.init(key: "timestamp", value: timestamp)) }
+        let apnsID = responseHeaders["apns-id"] ?? headerMap["apns-id"] ?? UUID().uuidString.lowercased()
+        let events: [LedgerEvent]
+        do {
+            events = try APNsMapping.events(
+                request: APNsRequest(path: token.map { "/3/device/\($0)" }, headers: headerMap, body: payload),
+                response: APNsResponse(status: Int(status), headers: responseHeaders, body: body.isEmpty ? nil : .object(body)),
+                activity: activity, at: at,
+                eventID: DerivedID.uuid("apns:\(apnsID):content"), pushID: DerivedID.uuid("apns:\(apnsID):push")
+            )
+        } catch {
+            throw LedgerError(.badInput, error.description, field: error.field)
+        }
+        return try await append(events, app: app)
+    }
+
+    private static func member(_ exchange: JSONValue, _ name: String) throws -> JSONObject {
+        guard let object = exchange[name]?.objectValue else {
+            throw LedgerError(.badInput, "\(name): expected an object", field: name)
+        }
+        return object
+    }
+
+    static func instant(_ value: JSONValue) throws -> Instant {
+        if let seconds = value.numberValue?.doubleValue, seconds.isFinite {
+            return Instant(milliseconds: Int64((seconds * 1000).rounded()))
+        }
+        if let text = value.stringValue, let instant = Instant(rfc3339: text) { return instant }
+        throw LedgerError(.badInput, "at: expected an RFC 3339 time or Unix seconds", field: "at")
+    }
+}
