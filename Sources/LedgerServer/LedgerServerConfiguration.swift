@@ -6,7 +6,7 @@ public struct LedgerServerConfiguration: Sendable {
     public var port: Int
     /// Largest request body accepted; larger ones get 413 before any of it is parsed.
     public var maxBodyBytes: Int
-    /// Longest `wait` a feed long-poll may ask for, in seconds.
+    /// Longest a feed long-poll is held, in seconds; a larger `wait` (up to the API's 60) is cut to it.
     public var maxFeedWaitSeconds: Double
     /// How often a waiting feed request re-reads the head position when no append signalled it (appends
     /// from another process, e.g. `import`, do not signal).

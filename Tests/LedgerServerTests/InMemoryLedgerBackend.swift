@@ -44,6 +44,10 @@ final class InMemoryLedgerBackend: LedgerBackend {
                 let id = object["id"] as? String ?? UUID().uuidString.lowercased()
                 object["id"] = id
                 object["source"] = object["source"] ?? "server"
+                // Stored events carry RFC 3339 times whatever the input form, as the real ledger's do.
+                if let seconds = object["at"] as? Double {
+                    object["at"] = Date(timeIntervalSince1970: seconds).formatted(.iso8601)
+                }
                 let version = Int64(pending.filter { $0.app == app && $0.stream == stream }.count) + 1
                 let position = Int64(pending.count) + 1
                 pending.append(.init(app: app, position: position, version: version, id: id, stream: stream,
