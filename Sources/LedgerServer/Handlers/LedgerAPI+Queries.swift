@@ -1,4 +1,5 @@
 internal import Foundation
+import ServiceLifecycle
 
 extension LedgerAPI {
     func getState(_ input: Operations.getState.Input) async throws -> Operations.getState.Output {
@@ -57,8 +58,9 @@ extension LedgerAPI {
         let heldFor = min(wait, configuration.maxFeedWaitSeconds)
         let deadline = ContinuousClock.now + .milliseconds(Int64(heldFor * 1000))
         var page = try await backend.feed(app: app, after: after, limit: limit)
-        // Long-poll: wait for an append (signalled or polled) until the deadline; stop early on shutdown.
-        while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled {
+        // Long-poll: wait for an append (signalled or polled) until the deadline. On graceful shutdown the server
+        // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead.
+        while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
             let remaining = deadline - ContinuousClock.now
             await appendSignal.wait(timeout: min(remaining, configuration.feedPollInterval))
             page = try await backend.feed(app: app, after: after, limit: limit)
