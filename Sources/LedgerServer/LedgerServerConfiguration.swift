@@ -11,18 +11,22 @@ public struct LedgerServerConfiguration: Sendable {
     /// How often a waiting feed request re-reads the head position when no append signalled it (appends
     /// from another process, e.g. `import`, do not signal).
     public var feedPollInterval: Duration
+    /// How long an authenticated key is remembered; a revoked key keeps working for at most this long.
+    public var apiKeyCacheTTL: Duration
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         maxBodyBytes: Int = 4 << 20,
         maxFeedWaitSeconds: Double = 60,
-        feedPollInterval: Duration = .milliseconds(250)
+        feedPollInterval: Duration = .milliseconds(250),
+        apiKeyCacheTTL: Duration = .seconds(5)
     ) {
         self.host = host
         self.port = port
         self.maxBodyBytes = maxBodyBytes
         self.maxFeedWaitSeconds = maxFeedWaitSeconds
         self.feedPollInterval = feedPollInterval
+        self.apiKeyCacheTTL = apiKeyCacheTTL
     }
 }
