@@ -1,7 +1,7 @@
 import Foundation
-import LedgerServer
 import HTTPTypes
 import Ledger
+import LedgerServer
 import Testing
 
 @Suite("API keys and scopes")

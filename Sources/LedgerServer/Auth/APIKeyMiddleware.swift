@@ -1,6 +1,6 @@
 internal import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import Ledger
 import Logging
 

@@ -15,7 +15,9 @@ extension LedgerAPI {
 
     func appendBatch(_ input: Operations.appendBatch.Input) async throws -> Operations.appendBatch.Output {
         guard case .json(let batch) = input.body else { throw APIError.badRequest("expected application/json") }
-        guard !batch.events.isEmpty else { throw APIError.badRequest("a batch needs at least one event", field: "events") }
+        guard !batch.events.isEmpty else {
+            throw APIError.badRequest("a batch needs at least one event", field: "events")
+        }
         let expectedVersions = batch.expectedVersions?.additionalProperties ?? [:]
         for (stream, version) in expectedVersions where version < 0 {
             throw APIError.badRequest("expectedVersions['\(stream)'] must be 0 or more", field: "expectedVersions")

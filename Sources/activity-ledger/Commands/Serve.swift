@@ -71,7 +71,9 @@ struct Serve: AsyncParsableCommand {
             configuration: configuration, backend: backend, keys: keys, logger: logger
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
-            var lines = ["activity-ledger listening on http://\(host):\(boundPort) (ledger \(db), durability \(durability))"]
+            var lines = [
+                "activity-ledger listening on http://\(host):\(boundPort) (ledger \(db), durability \(durability))"
+            ]
             if !hasKeys {
                 lines.append("no API keys yet; create the first one with:")
                 lines.append("  activity-ledger keys create --app BUNDLE_ID --scope ingest,read,admin --db \(db)")
