@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 max_examples="${FUZZ_MAX_EXAMPLES:-25}"
 time_limit="${FUZZ_TIME_LIMIT:-300}"
 binary="${ACTIVITY_LEDGER:-.build/debug/activity-ledger}"
-spec="Schemas/openapi.yaml"
+spec="$PWD/Schemas/openapi.yaml"
 
 if ! command -v schemathesis >/dev/null 2>&1; then
     echo "fuzz-api: installing schemathesis from PyPI"
@@ -67,6 +67,7 @@ fi
 echo "fuzz-api: fuzzing $url, $max_examples examples per operation, at most ${time_limit}s"
 
 status=0
+cd "$work" # schemathesis keeps its example database in the working directory
 timeout --signal=INT "$time_limit" schemathesis run "$spec" \
     --url "$url" \
     --header "Authorization: Bearer $key" \
