@@ -75,7 +75,7 @@ public enum LedgerServerApp: Sendable {
         // Outermost first: count every response, render every error, then authenticate, then bound the body.
         router.add(middleware: HTTPMetricsMiddleware(metrics: metrics))
         router.add(middleware: APIErrorMiddleware())
-        router.add(middleware: APIKeyMiddleware(keys: keys))
+        router.add(middleware: APIKeyMiddleware(keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL)))
         router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
         let api = LedgerAPI(
             backend: backend, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),

@@ -6,23 +6,27 @@ public struct LedgerServerConfiguration: Sendable {
     public var port: Int
     /// Largest request body accepted; larger ones get 413 before any of it is parsed.
     public var maxBodyBytes: Int
-    /// Longest `wait` a feed long-poll may ask for, in seconds.
+    /// Longest a feed long-poll is held, in seconds; a larger `wait` (up to the API's 60) is cut to it.
     public var maxFeedWaitSeconds: Double
     /// How often a waiting feed request re-reads the head position when no append signalled it (appends
     /// from another process, e.g. `import`, do not signal).
     public var feedPollInterval: Duration
+    /// How long an authenticated key is remembered; a revoked key keeps working for at most this long.
+    public var apiKeyCacheTTL: Duration
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         maxBodyBytes: Int = 4 << 20,
         maxFeedWaitSeconds: Double = 60,
-        feedPollInterval: Duration = .milliseconds(250)
+        feedPollInterval: Duration = .milliseconds(250),
+        apiKeyCacheTTL: Duration = .seconds(5)
     ) {
         self.host = host
         self.port = port
         self.maxBodyBytes = maxBodyBytes
         self.maxFeedWaitSeconds = maxFeedWaitSeconds
         self.feedPollInterval = feedPollInterval
+        self.apiKeyCacheTTL = apiKeyCacheTTL
     }
 }

@@ -37,7 +37,8 @@ struct AppendTests {
         let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "e-1"))
-            let body = #"{"events":[\#(Sample.request("R1", id: "e-1")),\#(Sample.update("R1", id: "e-2")),\#(Sample.request("R2"))]}"#
+            let body =
+                #"{"events":[\#(Sample.request("R1", id: "e-1")),\#(Sample.update("R1", id: "e-2")),\#(Sample.request("R2"))]}"#
             let reply = try await client.post("/v1/batches", key: service.ingest, body)
             #expect(reply.status == 200)
             let results = reply.json?["results"]?.arrayValue ?? []
@@ -52,7 +53,8 @@ struct AppendTests {
         let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
-            let body = #"{"events":[\#(Sample.update("R1")),\#(Sample.request("R2"))],"expectedVersions":{"activity:R1":0}}"#
+            let body =
+                #"{"events":[\#(Sample.update("R1")),\#(Sample.request("R2"))],"expectedVersions":{"activity:R1":0}}"#
             let reply = try await client.post("/v1/batches", key: service.ingest, body)
             #expect(reply.status == 409)
             #expect(reply.errorCode == "conflict")
@@ -61,7 +63,8 @@ struct AppendTests {
             #expect(reply.json?["error"]?["actualVersion"]?.intValue == 1)
             let single = try await client.post("/v1/events?expectedVersion=5", key: service.ingest, Sample.update("R1"))
             #expect(single.status == 409)
-            let matching = try await client.post("/v1/events?expectedVersion=1", key: service.ingest, Sample.update("R1"))
+            let matching = try await client.post(
+                "/v1/events?expectedVersion=1", key: service.ingest, Sample.update("R1"))
             #expect(matching.status == 200)
         }
         #expect(service.backend.stored.count == 2)
@@ -72,7 +75,8 @@ struct AppendTests {
         let service = try TestService()
         try await service.test { client async throws in
             let noTimestamp = #"{"stream":"activity:R1","type":"update","at":1763672400,"data":{"content":{}}}"#
-            let batch = try await client.post("/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(noTimestamp)]}"#)
+            let batch = try await client.post(
+                "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(noTimestamp)]}"#)
             #expect(batch.status == 422)
             #expect(batch.errorField == "events[1].data.timestamp")
             let single = try await client.post("/v1/events", key: service.ingest, noTimestamp)
@@ -95,7 +99,9 @@ struct AppendTests {
             let reply = try await client.post("/v1/apns", key: service.ingest, body)
             #expect(reply.status == 200)
             #expect(reply.json?["results"]?.arrayValue?.count == 1)
-            let unknown = try await client.post("/v1/apns", key: service.ingest, #"{"request":{"headers":{},"payload":{"aps":{}}},"response":{"status":200}}"#)
+            let unknown = try await client.post(
+                "/v1/apns", key: service.ingest,
+                #"{"request":{"headers":{},"payload":{"aps":{}}},"response":{"status":200}}"#)
             #expect(unknown.status == 404)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
-import LedgerServer
 import HTTPTypes
+import Ledger
+import LedgerServer
 import Testing
 
 @Suite("API keys and scopes")
@@ -22,6 +23,20 @@ struct AuthenticationTests {
             #expect(try await client.get("/v1/activities", key: "al_notakey").status == 401)
             #expect(try await client.get("/v1/activities", key: service.revoked).status == 401)
             #expect(try await client.get("/v1/activities", key: service.read).status == 200)
+        }
+    }
+
+    @Test("a key revoked while the server runs stops working once the cache lets go of it")
+    func revokedWhileRunning() async throws {
+        var service = try TestService()
+        service.configuration.apiKeyCacheTTL = .milliseconds(100)
+        let keys = service.keys
+        let (secret, key) = try keys.create(app: TestService.app, scopes: [.read])
+        try await service.test { client async throws in
+            #expect(try await client.get("/v1/activities", key: secret).status == 200)
+            try keys.revoke(id: key.id)
+            try await Task.sleep(for: .milliseconds(150))
+            #expect(try await client.get("/v1/activities", key: secret).status == 401)
         }
     }
 

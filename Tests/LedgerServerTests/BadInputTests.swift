@@ -18,7 +18,8 @@ struct BadInputTests {
     func missingField() async throws {
         let service = try TestService()
         try await service.test { client async throws in
-            let reply = try await client.post("/v1/events", key: service.ingest, #"{"type":"request","at":1,"data":{}}"#)
+            let reply = try await client.post(
+                "/v1/events", key: service.ingest, #"{"type":"request","at":1,"data":{}}"#)
             #expect(reply.status == 400)
             #expect(reply.errorField == "stream")
             #expect(reply.errorMessage.contains("stream"))
@@ -30,7 +31,8 @@ struct BadInputTests {
         let service = try TestService()
         try await service.test { client async throws in
             let unknownType = #"{"stream":"activity:R1","type":"teleport","at":1,"data":{}}"#
-            let reply = try await client.post("/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(unknownType)]}"#)
+            let reply = try await client.post(
+                "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(unknownType)]}"#)
             #expect(reply.status == 400)
             #expect(reply.errorField == "events[1].type")
             let unknownSource = #"{"stream":"activity:R1","type":"request","source":"moon","at":1,"data":{}}"#
@@ -45,10 +47,18 @@ struct BadInputTests {
     func wrongType() async throws {
         let service = try TestService()
         try await service.test { client async throws in
-            let reply = try await client.post("/v1/events", key: service.ingest, #"{"stream":"activity:R1","type":"request","at":true,"data":{}}"#)
+            let reply = try await client.post(
+                "/v1/events", key: service.ingest, #"{"stream":"activity:R1","type":"request","at":true,"data":{}}"#)
             #expect(reply.status == 400)
             #expect(reply.errorField == "at")
-            let data = try await client.post("/v1/events", key: service.ingest, #"{"stream":"activity:R1","type":"request","at":1,"data":[1]}"#)
+            let time = try await client.post(
+                "/v1/batches", key: service.ingest,
+                #"{"events":[\#(Sample.request("R1")),{"stream":"activity:R1","type":"dismiss","at":"yesterday","data":{"by":"user"}}]}"#
+            )
+            #expect(time.status == 400)
+            #expect(time.errorField == "events[1].at")
+            let data = try await client.post(
+                "/v1/events", key: service.ingest, #"{"stream":"activity:R1","type":"request","at":1,"data":[1]}"#)
             #expect(data.status == 400)
             #expect(data.errorField == "data")
         }
@@ -111,7 +121,8 @@ struct BadInputTests {
     func wrongContentType() async throws {
         let service = try TestService()
         try await service.test { client async throws in
-            let reply = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"), contentType: "text/plain")
+            let reply = try await client.post(
+                "/v1/events", key: service.ingest, Sample.request("R1"), contentType: "text/plain")
             #expect((400..<500).contains(reply.status))
             #expect(reply.json?["error"] != nil)
         }

@@ -31,23 +31,33 @@ final class InMemoryLedgerBackend: LedgerBackend {
         return try state.withLock { state in
             for (stream, expected) in expectedVersions {
                 let actual = Int64(state.events.filter { $0.app == app && $0.stream == stream }.count)
-                if actual != expected { throw LedgerBackendError.conflict(stream: stream, expected: expected, actual: actual) }
+                if actual != expected {
+                    throw LedgerBackendError.conflict(stream: stream, expected: expected, actual: actual)
+                }
             }
             var pending = state.events
             var results: [AppendedEvent] = []
             for var object in parsed {
                 let stream = object["stream"] as! String
                 if let id = object["id"] as? String, let old = pending.first(where: { $0.app == app && $0.id == id }) {
-                    results.append(.init(id: id, stream: old.stream, position: old.position, version: old.version, duplicate: true))
+                    results.append(
+                        .init(id: id, stream: old.stream, position: old.position, version: old.version, duplicate: true)
+                    )
                     continue
                 }
                 let id = object["id"] as? String ?? UUID().uuidString.lowercased()
                 object["id"] = id
                 object["source"] = object["source"] ?? "server"
+                // Stored events carry RFC 3339 times whatever the input form, as the real ledger's do.
+                if let seconds = object["at"] as? Double {
+                    object["at"] = Date(timeIntervalSince1970: seconds).formatted(.iso8601)
+                }
                 let version = Int64(pending.filter { $0.app == app && $0.stream == stream }.count) + 1
                 let position = Int64(pending.count) + 1
-                pending.append(.init(app: app, position: position, version: version, id: id, stream: stream,
-                                     type: object["type"] as! String, object: object))
+                pending.append(
+                    .init(
+                        app: app, position: position, version: version, id: id, stream: stream,
+                        type: object["type"] as! String, object: object))
                 results.append(.init(id: id, stream: stream, position: position, version: version, duplicate: false))
             }
             state.events = pending
@@ -57,13 +67,16 @@ final class InMemoryLedgerBackend: LedgerBackend {
 
     func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
         let object = try JSONSerialization.jsonObject(with: exchange) as! [String: Any]
-        guard let activity = object["activity"] as? String else { throw LedgerBackendError.notFound("no activity for this token") }
+        guard let activity = object["activity"] as? String else {
+            throw LedgerBackendError.notFound("no activity for this token")
+        }
         let response = object["response"] as! [String: Any]
         let push: [String: Any] = [
             "stream": "activity:\(activity)", "type": "push", "at": object["at"] ?? 0, "source": "apns",
             "data": ["refersTo": "x", "status": response["status"]!],
         ]
-        return try await append(app: app, events: [try JSONSerialization.data(withJSONObject: push)], expectedVersions: [:])
+        return try await append(
+            app: app, events: [try JSONSerialization.data(withJSONObject: push)], expectedVersions: [:])
     }
 
     func stateJSON(app: String, activity: String, at: Date?) async throws -> Data {
@@ -71,7 +84,8 @@ final class InMemoryLedgerBackend: LedgerBackend {
         let request = events.first { $0.type == "request" }!.object["data"] as! [String: Any]
         return try Self.json([
             "activity": activity, "asOf": "2026-11-20T21:14:03Z", "phase": "active", "endedBy": NSNull(),
-            "dismissedBy": NSNull(), "attributesType": request["attributesType"] ?? "", "attributes": request["attributes"] ?? [:],
+            "dismissedBy": NSNull(), "attributesType": request["attributesType"] ?? "",
+            "attributes": request["attributes"] ?? [:],
             "displayed": NSNull(), "intended": NSNull(), "token": NSNull(), "events": events.count,
             "lastPosition": events.last!.position,
         ])
@@ -79,7 +93,9 @@ final class InMemoryLedgerBackend: LedgerBackend {
 
     func timelineJSON(app: String, activity: String, from: Date?, to: Date?) async throws -> Data {
         let events = try self.events(app: app, activity: activity, at: nil)
-        let entries = events.map { ["event": Self.storedObject($0), "phase": "active", "displayed": NSNull()] as [String: Any] }
+        let entries = events.map {
+            ["event": Self.storedObject($0), "phase": "active", "displayed": NSNull()] as [String: Any]
+        }
         return try Self.json(["activity": activity, "entries": entries])
     }
 
@@ -88,7 +104,9 @@ final class InMemoryLedgerBackend: LedgerBackend {
     }
 
     func updateAuditJSON(app: String, event: String) async throws -> Data {
-        guard let update = stored.first(where: { $0.app == app && $0.id == event && ["update", "end"].contains($0.type) }) else {
+        guard
+            let update = stored.first(where: { $0.app == app && $0.id == event && ["update", "end"].contains($0.type) })
+        else {
             throw LedgerBackendError.notFound("no update or end with id \(event)")
         }
         let activity = String(update.stream.dropFirst("activity:".count))
@@ -109,7 +127,9 @@ final class InMemoryLedgerBackend: LedgerBackend {
 
     func feed(app: String, after: Int64, limit: Int) async throws -> FeedPage {
         let events = stored.filter { $0.app == app && $0.position > after }.prefix(limit)
-        return FeedPage(events: try events.map { try Self.json(Self.storedObject($0)) }, lastPosition: events.last?.position ?? after)
+        return FeedPage(
+            events: try events.map { try Self.json(Self.storedObject($0)) },
+            lastPosition: events.last?.position ?? after)
     }
 
     func resyncJSON(app: String, snapshot: Data) async throws -> Data {
@@ -125,7 +145,8 @@ final class InMemoryLedgerBackend: LedgerBackend {
         var missing = 0
         for (number, line) in truth.split(separator: UInt8(ascii: "\n")).enumerated() {
             guard (try? JSONSerialization.jsonObject(with: Data(line))) is [String: Any] else {
-                throw LedgerBackendError.unprocessable(field: "line \(number + 1)", "truth line \(number + 1) is not a JSON object")
+                throw LedgerBackendError.unprocessable(
+                    field: "line \(number + 1)", "truth line \(number + 1) is not a JSON object")
             }
             missing += 1
         }
@@ -136,7 +157,9 @@ final class InMemoryLedgerBackend: LedgerBackend {
     }
 
     func reconciliationJSON(app: String, run: String) async throws -> Data {
-        guard let report = state.withLock({ $0.runs[app + "/" + run] }) else { throw LedgerBackendError.notFound("no run \(run)") }
+        guard let report = state.withLock({ $0.runs[app + "/" + run] }) else {
+            throw LedgerBackendError.notFound("no run \(run)")
+        }
         return report
     }
 
@@ -154,7 +177,9 @@ final class InMemoryLedgerBackend: LedgerBackend {
 
     private func events(app: String, activity: String, at: Date?) throws -> [Stored] {
         let events = stored.filter { $0.app == app && $0.stream == "activity:\(activity)" }
-        guard events.contains(where: { $0.type == "request" }) else { throw LedgerBackendError.notFound("no such activity \(activity)") }
+        guard events.contains(where: { $0.type == "request" }) else {
+            throw LedgerBackendError.notFound("no such activity \(activity)")
+        }
         return events
     }
 
@@ -165,10 +190,12 @@ final class InMemoryLedgerBackend: LedgerBackend {
         let stream = object["stream"] as! String
         let payload = object["data"] as? [String: Any] ?? [:]
         if ["update", "end"].contains(type), payload["timestamp"] == nil {
-            throw LedgerBackendError.invalidEvent(index: index, field: "data.timestamp", message: "\(type) needs data.timestamp")
+            throw LedgerBackendError.invalidEvent(
+                index: index, field: "data.timestamp", message: "\(type) needs data.timestamp")
         }
         if ["request", "token", "dismiss"].contains(type), !stream.hasPrefix("activity:") {
-            throw LedgerBackendError.invalidEvent(index: index, field: "stream", message: "a \(type) belongs on an activity stream")
+            throw LedgerBackendError.invalidEvent(
+                index: index, field: "stream", message: "a \(type) belongs on an activity stream")
         }
         return object
     }
@@ -183,7 +210,10 @@ final class InMemoryLedgerBackend: LedgerBackend {
     private static func audit(activity: String, events: [Stored]) -> [String: Any] {
         let deliveries = events.filter { ["update", "end"].contains($0.type) }.map { event -> [String: Any] in
             let data = event.object["data"] as? [String: Any] ?? [:]
-            return ["event": event.id, "type": event.type, "timestamp": data["timestamp"] ?? NSNull(), "verdict": "pending", "reason": NSNull()]
+            return [
+                "event": event.id, "type": event.type, "timestamp": data["timestamp"] ?? NSNull(), "verdict": "pending",
+                "reason": NSNull(),
+            ]
         }
         return ["activity": activity, "deliveries": deliveries]
     }

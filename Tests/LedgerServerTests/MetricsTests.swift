@@ -8,7 +8,8 @@ struct MetricsTests {
     func prometheusText() async throws {
         let service = try TestService()
         try await service.test { client async throws in
-            _ = try await client.post("/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(Sample.update("R1"))]}"#)
+            _ = try await client.post(
+                "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(Sample.update("R1"))]}"#)
             _ = try await client.get("/v1/activities/R1/audit", key: service.read)
             _ = try await client.get("/v1/activities", key: nil)
             let text = try await client.get("/metrics", key: nil).text

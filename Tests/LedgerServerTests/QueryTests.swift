@@ -25,7 +25,8 @@ struct QueryTests {
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
             _ = try await client.post("/v1/events", key: service.ingest, Sample.update("R1", id: "u-1"))
-            let timeline = try await client.get("/v1/activities/R1/timeline?from=0&to=2026-12-01T00:00:00Z", key: service.read)
+            let timeline = try await client.get(
+                "/v1/activities/R1/timeline?from=0&to=2026-12-01T00:00:00Z", key: service.read)
             #expect(timeline.status == 200)
             #expect(timeline.json?["entries"]?.arrayValue?.count == 2)
             let audit = try await client.get("/v1/activities/R1/audit", key: service.read)
@@ -48,7 +49,8 @@ struct QueryTests {
             let first = try await client.get("/v1/activities?attributesType=RideAttributes&limit=2", key: service.read)
             #expect(first.json?["activities"]?.arrayValue?.map { $0["activity"]?.stringValue } == ["A", "B"])
             let cursor = try #require(first.json?["nextCursor"]?.stringValue)
-            let second = try await client.get("/v1/activities?attributesType=RideAttributes&limit=2&cursor=\(cursor)", key: service.read)
+            let second = try await client.get(
+                "/v1/activities?attributesType=RideAttributes&limit=2&cursor=\(cursor)", key: service.read)
             #expect(second.json?["activities"]?.arrayValue?.map { $0["activity"]?.stringValue } == ["C"])
             #expect(second.json?["nextCursor"] == .null)
         }

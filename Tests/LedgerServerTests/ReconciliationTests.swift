@@ -8,12 +8,14 @@ struct ReconciliationTests {
     func resync() async throws {
         let service = try TestService()
         try await service.test { client async throws in
-            let snapshot = #"{"installation":"I1","at":"2026-11-20T21:14:03Z","activities":[{"activity":"X","attributesType":"RideAttributes","activityState":"active","contentTimestamp":1763672400}]}"#
+            let snapshot =
+                #"{"installation":"I1","at":"2026-11-20T21:14:03Z","activities":[{"activity":"X","attributesType":"RideAttributes","activityState":"active","contentTimestamp":1763672400}]}"#
             let reply = try await client.post("/v1/resync", key: service.ingest, snapshot)
             #expect(reply.status == 200)
             #expect(reply.json?["installation"]?.stringValue == "I1")
             #expect(reply.json?["actions"]?.arrayValue?.first?["action"]?.stringValue == "adopt")
-            let bad = try await client.post("/v1/resync", key: service.ingest, #"{"installation":"I1","at":1,"activities":[{"activity":"X"}]}"#)
+            let bad = try await client.post(
+                "/v1/resync", key: service.ingest, #"{"installation":"I1","at":1,"activities":[{"activity":"X"}]}"#)
             #expect(bad.status == 400)
             #expect(bad.errorField == "activities[0].attributesType")
         }

@@ -95,11 +95,13 @@ struct TestService {
 enum Sample {
     static func request(_ activity: String, id: String? = nil, attributesType: String = "RideAttributes") -> String {
         let idMember = id.map { #""id":"\#($0)","# } ?? ""
-        return #"{\#(idMember)"stream":"activity:\#(activity)","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"\#(attributesType)","attributes":{"ride":"\#(activity)"},"content":{"state":{"eta":5}}}}"#
+        return
+            #"{\#(idMember)"stream":"activity:\#(activity)","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"\#(attributesType)","attributes":{"ride":"\#(activity)"},"content":{"state":{"eta":5}}}}"#
     }
 
     static func update(_ activity: String, id: String? = nil, timestamp: Int = 1_763_672_400) -> String {
         let idMember = id.map { #""id":"\#($0)","# } ?? ""
-        return #"{\#(idMember)"stream":"activity:\#(activity)","type":"update","at":1763672400,"source":"server","data":{"content":{"state":{"eta":3}},"timestamp":\#(timestamp)}}"#
+        return
+            #"{\#(idMember)"stream":"activity:\#(activity)","type":"update","at":1763672400,"source":"server","data":{"content":{"state":{"eta":3}},"timestamp":\#(timestamp)}}"#
     }
 }

@@ -70,7 +70,8 @@ public final class APIKeyStore: Sendable {
         try writer.read { db in
             let rows =
                 if let app {
-                    try Row.fetchAll(db, sql: "SELECT * FROM api_keys WHERE app = ? ORDER BY created_at", arguments: [app])
+                    try Row.fetchAll(
+                        db, sql: "SELECT * FROM api_keys WHERE app = ? ORDER BY created_at", arguments: [app])
                 } else {
                     try Row.fetchAll(db, sql: "SELECT * FROM api_keys ORDER BY created_at")
                 }

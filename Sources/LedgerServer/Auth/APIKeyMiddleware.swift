@@ -1,13 +1,13 @@
 internal import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import Ledger
 import Logging
 
 /// Authenticates `Authorization: Bearer al_…` (or `X-API-Key`) and checks the route's scope before the
 /// body is read: missing or unknown key → 401, wrong scope → 403.
 struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
-    let keys: APIKeyStore
+    let keys: APIKeyCache
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response

@@ -54,7 +54,9 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return internalError()
         case let error as any HTTPResponseError:
             let status = error.status
-            if status.code == 413 { return APIError(status: status, code: "payloadTooLarge", message: "request body too large") }
+            if status.code == 413 {
+                return APIError(status: status, code: "payloadTooLarge", message: "request body too large")
+            }
             return APIError(status: status, code: code(for: status), message: status.reasonPhrase)
         default:
             return internalError()

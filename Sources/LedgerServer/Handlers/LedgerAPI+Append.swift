@@ -15,7 +15,9 @@ extension LedgerAPI {
 
     func appendBatch(_ input: Operations.appendBatch.Input) async throws -> Operations.appendBatch.Output {
         guard case .json(let batch) = input.body else { throw APIError.badRequest("expected application/json") }
-        guard !batch.events.isEmpty else { throw APIError.badRequest("a batch needs at least one event", field: "events") }
+        guard !batch.events.isEmpty else {
+            throw APIError.badRequest("a batch needs at least one event", field: "events")
+        }
         let expectedVersions = batch.expectedVersions?.additionalProperties ?? [:]
         for (stream, version) in expectedVersions where version < 0 {
             throw APIError.badRequest("expectedVersions['\(stream)'] must be 0 or more", field: "expectedVersions")
@@ -26,6 +28,7 @@ extension LedgerAPI {
 
     func ingestAPNs(_ input: Operations.ingestAPNs.Input) async throws -> Operations.ingestAPNs.Output {
         guard case .json(let exchange) = input.body else { throw APIError.badRequest("expected application/json") }
+        if let at = exchange.at { try Self.checkTime(at, field: "at") }
         let app = try Caller.app()
         let start = ContinuousClock.now
         let results = try await backend.ingestAPNs(app: app, exchange: Self.encode(exchange))
@@ -38,6 +41,9 @@ extension LedgerAPI {
         events: [Components.Schemas.Event], expectedVersions: [String: Int64], singleEvent: Bool
     ) async throws -> [AppendedEvent] {
         let app = try Caller.app()
+        for (index, event) in events.enumerated() {
+            try Self.checkTime(event.at, field: singleEvent ? "at" : "events[\(index)].at")
+        }
         let encoded = try events.map(Self.encode)
         let start = ContinuousClock.now
         let results: [AppendedEvent]
@@ -67,6 +73,18 @@ extension LedgerAPI {
         )
         if results.contains(where: { !$0.duplicate }) {
             await appendSignal.signal()
+        }
+    }
+
+    /// Refuses a time that is neither RFC 3339 nor finite Unix seconds, naming `field`.
+    static func checkTime(_ time: Components.Schemas.Time, field: String) throws {
+        let valid: Bool
+        switch time {
+        case .case1(let text): valid = (try? TimeParameter.parse(text, name: field) as Date) != nil
+        case .case2(let seconds): valid = seconds.isFinite && abs(seconds) < 1e11
+        }
+        guard valid else {
+            throw APIError.badRequest("field '\(field)' is neither an RFC 3339 time nor Unix seconds", field: field)
         }
     }
 

@@ -1,4 +1,5 @@
 internal import Foundation
+import ServiceLifecycle
 
 extension LedgerAPI {
     func getState(_ input: Operations.getState.Input) async throws -> Operations.getState.Output {
@@ -50,13 +51,16 @@ extension LedgerAPI {
         guard after >= 0 else { throw APIError.invalidParameter("after", "must be 0 or more, got \(after)") }
         let limit = try Self.limit(input.query.limit, default: 1000, max: 10000)
         let wait = input.query.wait ?? 0
-        guard wait.isFinite, wait >= 0, wait <= configuration.maxFeedWaitSeconds else {
-            throw APIError.invalidParameter("wait", "must be between 0 and \(configuration.maxFeedWaitSeconds) seconds")
+        guard wait.isFinite, (0...60).contains(wait) else {
+            throw APIError.invalidParameter("wait", "must be between 0 and 60 seconds, got \(wait)")
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+        // The server may hold requests for less than the client asked (a shorter poll is still correct).
+        let heldFor = min(wait, configuration.maxFeedWaitSeconds)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(heldFor * 1000))
         var page = try await backend.feed(app: app, after: after, limit: limit)
-        // Long-poll: wait for an append (signalled or polled) until the deadline; stop early on shutdown.
-        while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled {
+        // Long-poll: wait for an append (signalled or polled) until the deadline. On graceful shutdown the server
+        // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead.
+        while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
             let remaining = deadline - ContinuousClock.now
             await appendSignal.wait(timeout: min(remaining, configuration.feedPollInterval))
             page = try await backend.feed(app: app, after: after, limit: limit)

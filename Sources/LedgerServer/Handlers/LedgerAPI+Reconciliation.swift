@@ -4,6 +4,7 @@ internal import OpenAPIRuntime
 extension LedgerAPI {
     func planResync(_ input: Operations.planResync.Input) async throws -> Operations.planResync.Output {
         guard case .json(let snapshot) = input.body else { throw APIError.badRequest("expected application/json") }
+        try Self.checkTime(snapshot.at, field: "at")
         let json = try await backend.resyncJSON(app: Caller.app(), snapshot: Self.encode(snapshot))
         return .ok(.init(body: .json(try Self.document(json))))
     }

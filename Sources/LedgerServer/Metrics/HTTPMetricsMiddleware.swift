@@ -32,8 +32,9 @@ struct HTTPMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
                 "http.method": .string(request.method.rawValue),
                 "http.path": .string(request.uri.path),
                 "http.status": .stringConvertible(status),
-                "http.duration_ms": .stringConvertible(Double(elapsed.components.attoseconds) / 1e15
-                    + Double(elapsed.components.seconds) * 1000),
+                "http.duration_ms": .stringConvertible(
+                    Double(elapsed.components.attoseconds) / 1e15
+                        + Double(elapsed.components.seconds) * 1000),
             ]
         )
     }

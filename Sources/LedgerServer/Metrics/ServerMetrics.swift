@@ -40,7 +40,8 @@ public final class ServerMetrics: Sendable {
     /// Counts the verdicts of an audit the service returned.
     func recordVerdicts(_ verdicts: [String]) {
         for verdict in verdicts {
-            CoreMetrics.Counter(label: "ledger_verdicts_total", dimensions: [("verdict", verdict)], factory: factory).increment()
+            CoreMetrics.Counter(label: "ledger_verdicts_total", dimensions: [("verdict", verdict)], factory: factory)
+                .increment()
         }
     }
 

@@ -10,7 +10,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the HTTP service (Schemas/openapi.yaml) on the ledger file.",
         discussion: """
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
-            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES. SIGTERM or SIGINT stop accepting \
+            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT. SIGTERM or SIGINT stop accepting \
             requests and let in-flight appends finish.
             """
     )
@@ -36,6 +36,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest request body in bytes (env LEDGER_MAX_BODY_BYTES). [default: 4194304]")
     var maxBodyBytes: Int?
 
+    @Option(help: "Longest a feed long-poll is held, in seconds (env LEDGER_MAX_FEED_WAIT). [default: 60]")
+    var maxFeedWait: Double?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let host = host ?? environment["LEDGER_HOST"] ?? "127.0.0.1"
@@ -44,9 +47,12 @@ struct Serve: AsyncParsableCommand {
         let maxBodyBytes =
             try maxBodyBytes ?? Self.integer(environment["LEDGER_MAX_BODY_BYTES"], name: "LEDGER_MAX_BODY_BYTES")
             ?? 4 << 20
+        let maxFeedWait =
+            try maxFeedWait ?? Self.seconds(environment["LEDGER_MAX_FEED_WAIT"], name: "LEDGER_MAX_FEED_WAIT") ?? 60
         // GlobalOptions gives --db a default, so the environment wins only over that default.
         let db = options.db == "./ledger.sqlite" ? environment["LEDGER_DB"] ?? options.db : options.db
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
+        guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
 
         LoggingSystem.bootstrap { label in
@@ -58,12 +64,16 @@ struct Serve: AsyncParsableCommand {
         let keys = try APIKeyStore(path: db)
         let backend = try makeBackend(path: db, durability: durability, logger: logger)
         let hasKeys = try !keys.list().isEmpty
-        let configuration = LedgerServerConfiguration(host: host, port: port, maxBodyBytes: maxBodyBytes)
+        let configuration = LedgerServerConfiguration(
+            host: host, port: port, maxBodyBytes: maxBodyBytes, maxFeedWaitSeconds: maxFeedWait
+        )
         try await LedgerServerApp.run(
             configuration: configuration, backend: backend, keys: keys, logger: logger
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
-            var lines = ["activity-ledger listening on http://\(host):\(boundPort) (ledger \(db), durability \(durability))"]
+            var lines = [
+                "activity-ledger listening on http://\(host):\(boundPort) (ledger \(db), durability \(durability))"
+            ]
             if !hasKeys {
                 lines.append("no API keys yet; create the first one with:")
                 lines.append("  activity-ledger keys create --app BUNDLE_ID --scope ingest,read,admin --db \(db)")
@@ -75,6 +85,12 @@ struct Serve: AsyncParsableCommand {
     private static func integer(_ text: String?, name: String) throws -> Int? {
         guard let text else { return nil }
         guard let value = Int(text) else { throw ValidationError("\(name) must be an integer, got '\(text)'") }
+        return value
+    }
+
+    private static func seconds(_ text: String?, name: String) throws -> Double? {
+        guard let text else { return nil }
+        guard let value = Double(text) else { throw ValidationError("\(name) must be a number, got '\(text)'") }
         return value
     }
 

@@ -1,0 +1,40 @@
+import Ledger
+import Synchronization
+
+/// Remembers recently authenticated keys so that a hot client does not cost a SQLite read per request.
+///
+/// Only successful lookups are cached, for `ttl`: a key revoked with `keys revoke` stops working in a
+/// running server within `ttl`; a key just created works at once.
+final class APIKeyCache: Sendable {
+    private struct Entry {
+        var key: APIKey
+        var expires: ContinuousClock.Instant
+    }
+
+    private let store: APIKeyStore
+    private let ttl: Duration
+    private let entries = Mutex<[String: Entry]>([:])
+    /// Bounds memory when many distinct keys are used; the cache simply starts over.
+    private let capacity = 10_000
+
+    init(store: APIKeyStore, ttl: Duration) {
+        self.store = store
+        self.ttl = ttl
+    }
+
+    /// The live key whose secret is `secret`, or nil.
+    func authenticate(_ secret: String) throws -> APIKey? {
+        let now = ContinuousClock.now
+        if ttl > .zero, let entry = entries.withLock({ $0[secret] }), entry.expires > now {
+            return entry.key
+        }
+        guard let key = try store.authenticate(secret) else { return nil }
+        if ttl > .zero {
+            entries.withLock { entries in
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                entries[secret] = Entry(key: key, expires: now + ttl)
+            }
+        }
+        return key
+    }
+}
