@@ -24,6 +24,10 @@ public struct LedgerError: Error, CustomStringConvertible, Sendable {
     public var line: Int?
     /// The field path or parameter that was wrong, when known.
     public var field: String?
+    /// For version conflicts: the stream and the versions expected (0: no stream) and found.
+    public var stream: String?
+    public var expectedVersion: Int64?
+    public var actualVersion: Int64?
 
     public init(_ code: Code, _ message: String, line: Int? = nil, field: String? = nil) {
         self.code = code

@@ -35,7 +35,7 @@ extension Ledger {
         let at = try exchange["at"].map(Self.instant) ?? Self.now()
         var activity = exchange["activity"]?.stringValue
         if activity == nil, let token, headerMap["apns-channel-id"] == nil {
-            activity = try store.pool.read { db in
+            activity = try await store.pool.read { db in
                 try String.fetchOne(db, sql: "SELECT activity FROM tokens WHERE token = ?", arguments: [token])
             }
             if activity == nil {

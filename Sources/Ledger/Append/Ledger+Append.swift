@@ -11,6 +11,8 @@ public struct AppendOutcome: Sendable, Hashable, Codable {
     public var position: Int64
     /// True when the id was already in the ledger with the same content (nothing was written).
     public var duplicate: Bool
+    /// The version of its stream after it (for a re-sent id, the original one).
+    public var version: Int64
 }
 
 extension Ledger {
@@ -52,8 +54,11 @@ extension Ledger {
     }
 
     static func outcomes(_ events: [LedgerEvent], _ result: AppendResult) -> [AppendOutcome] {
-        zip(events, zip(result.positions, result.duplicate)).map { event, written in
-            AppendOutcome(id: event.id!, position: written.0, duplicate: written.1)
+        events.indices.map { index in
+            AppendOutcome(
+                id: events[index].id!, position: result.positions[index], duplicate: result.duplicate[index],
+                version: index < result.versions.count ? result.versions[index] : 0
+            )
         }
     }
 
@@ -61,7 +66,17 @@ extension Ledger {
     static func translate(_ error: any Error) -> any Error {
         guard let error = error as? StoreError else { return error }
         switch error.code {
-        case .versionConflict, .idConflict: return LedgerError(.conflict, error.message)
+        case .versionConflict:
+            var conflict = LedgerError(.conflict, error.message, field: "expectedVersion")
+            conflict.stream = error.stream
+            conflict.actualVersion = error.actualVersion
+            switch error.expectedVersion {
+            case .exact(let version)?: conflict.expectedVersion = version
+            case .noStream?: conflict.expectedVersion = 0
+            default: break
+            }
+            return conflict
+        case .idConflict: return LedgerError(.conflict, error.message, field: "id")
         case .invalidEvent: return LedgerError(.badInput, error.message)
         default: return LedgerError(.storage, error.description)
         }

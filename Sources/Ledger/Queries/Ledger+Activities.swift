@@ -45,7 +45,7 @@ public struct ActivityPage: Sendable, Hashable {
         .object([
             "asOf": .string(asOf.rfc3339),
             "activities": .array(activities.map(\.listJSON)),
-            "next": next.map(JSONValue.string) ?? .null,
+            "nextCursor": next.map(JSONValue.string) ?? .null,
         ])
     }
 }

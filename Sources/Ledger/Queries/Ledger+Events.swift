@@ -12,6 +12,17 @@ public struct LoggedEvent: Sendable, Hashable {
     public var event: LedgerEvent
 
     public var positioned: PositionedEvent { PositionedEvent(position: position, event: event) }
+
+    /// The interchange object of SPEC §2 plus where the log keeps it: `position`, `version`, `recordedAt`, `hash`.
+    public var json: JSONValue {
+        guard case .object(var object) = EventCodec.json(event) else { return EventCodec.json(event) }
+        object.members += [
+            .init(key: "position", value: .int(position)), .init(key: "version", value: .int(version)),
+            .init(key: "recordedAt", value: .string(recordedAt.rfc3339)),
+            .init(key: "hash", value: .string(TimelineEntry.hex(hash))),
+        ]
+        return .object(object)
+    }
 }
 
 extension Ledger {

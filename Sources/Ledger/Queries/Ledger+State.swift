@@ -81,10 +81,11 @@ public struct UpdateAudit: Sendable, Hashable {
     public var stream: String
     public var deliveries: [Delivery]
 
+    /// `{"event", "type", "stream", "audits": [{"activity", "deliveries": [one]}]}` (the OpenAPI `UpdateAudit`).
     public var json: JSONValue {
         .object([
             "event": .string(event), "type": .string(type.rawValue), "stream": .string(stream),
-            "deliveries": .array(deliveries.map(\.json)),
+            "audits": .array(deliveries.map { .object(["activity": .string($0.activity), "deliveries": [$0.json]]) }),
         ])
     }
 }

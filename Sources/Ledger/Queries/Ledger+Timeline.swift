@@ -10,16 +10,10 @@ public struct TimelineEntry: Sendable, Hashable {
     public var phase: Phase?
     public var displayed: ContentSnapshot?
 
+    /// `{"event": <stored event>, "phase", "displayed"}` (the OpenAPI `Timeline` entry).
     public var json: JSONValue {
-        let e = event.event
-        return .object([
-            "position": .int(Int64(event.position)),
-            "id": e.id.map(JSONValue.string) ?? .null,
-            "at": .string(e.at.rfc3339),
-            "stream": .string(e.stream.description),
-            "type": .string(e.type.rawValue),
-            "source": .string(e.source.rawValue),
-            "hash": .string(Self.hex(event.hash)),
+        .object([
+            "event": event.json,
             "phase": phase.map { .string($0.rawValue) } ?? .null,
             "displayed": displayed?.json ?? .null,
         ])

@@ -47,10 +47,13 @@ public struct AppendResult: Sendable, Hashable {
     public var positions: [Int64]
     /// True where the id existed already with identical content (nothing new written for it).
     public var duplicate: [Bool]
+    /// The stream version of each event (for a re-sent id, the original one).
+    public var versions: [Int64]
 
-    public init(positions: [Int64], duplicate: [Bool]) {
+    public init(positions: [Int64], duplicate: [Bool], versions: [Int64] = []) {
         self.positions = positions
         self.duplicate = duplicate
+        self.versions = versions
     }
 }
 

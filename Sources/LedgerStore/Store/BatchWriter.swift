@@ -88,6 +88,7 @@ struct BatchWriter {
             else { return nil }
             result.positions.append(stored.position)
             result.duplicate.append(true)
+            result.versions.append(stored.version)
         }
         return result
     }
@@ -136,6 +137,7 @@ struct BatchWriter {
             }
             result.positions.append(existing.position)
             result.duplicate.append(true)
+            result.versions.append(existing.version)
             return nil
         }
         slot.version = version
@@ -146,6 +148,7 @@ struct BatchWriter {
         state.storedPayloadBytes += Int64(stored.count)
         result.positions.append(position)
         result.duplicate.append(false)
+        result.versions.append(version)
         return RecordedEvent(
             position: position, stream: event.stream, version: version, id: event.id, type: event.type, at: event.at,
             recordedAt: recordedAt, payload: event.payload, hash: hash)

@@ -103,36 +103,9 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-// MARK: - Integration point
-
-/// INTEGRATOR: replace this with the real `Ledger` opened on `path` (it should conform to `LedgerBackend`).
-/// Until then every ledger endpoint answers 503 and `/health` reports position 0.
+/// Opens the ledger file the service answers from, with the asked durability.
 func makeBackend(path: String, durability: Serve.Durability, logger: Logger) throws -> any LedgerBackend {
-    UnwiredLedgerBackend()
-}
-
-/// Stand-in until the real ledger is wired in: refuses every ledger call with 503.
-private struct UnwiredLedgerBackend: LedgerBackend {
-    private var unwired: LedgerBackendError {
-        LedgerBackendError(code: .unavailable, message: "the ledger backend is not wired into 'serve' yet")
-    }
-
-    func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
-        throw unwired
-    }
-    func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] { throw unwired }
-    func stateJSON(app: String, activity: String, at: Date?) async throws -> Data { throw unwired }
-    func timelineJSON(app: String, activity: String, from: Date?, to: Date?) async throws -> Data { throw unwired }
-    func auditJSON(app: String, activity: String) async throws -> Data { throw unwired }
-    func updateAuditJSON(app: String, event: String) async throws -> Data { throw unwired }
-    func activitiesJSON(app: String, query: ActivityQuery) async throws -> Data { throw unwired }
-    func feed(app: String, after: Int64, limit: Int) async throws -> FeedPage { throw unwired }
-    func resyncJSON(app: String, snapshot: Data) async throws -> Data { throw unwired }
-    func startReconciliationJSON(app: String, run: String, truth: Data, at: Date?) async throws -> Data {
-        throw unwired
-    }
-    func reconciliationJSON(app: String, run: String) async throws -> Data { throw unwired }
-    func verifyJSON(app: String) async throws -> Data { throw unwired }
-    func digestJSON(app: String) async throws -> Data { throw unwired }
-    func lastPosition() async throws -> Int64 { 0 }
+    var configuration = LedgerConfiguration()
+    configuration.store.durability = durability == .full ? .full : .normal
+    return LedgerAdapter(ledger: try Ledger(path: path, configuration: configuration, logger: logger))
 }

@@ -31,7 +31,7 @@ struct Timeline: AsyncParsableCommand {
                 to: try to.map { try parseTime($0, option: "to") }
             )
             if options.json {
-                printJSON(["activity": .string(activity), "events": .array(entries.map(\.json))])
+                printJSON(["activity": .string(activity), "entries": .array(entries.map(\.json))])
             } else {
                 print(TimelineText.render(entries))
             }

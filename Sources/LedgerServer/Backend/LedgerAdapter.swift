@@ -1,0 +1,189 @@
+import ActivityModel
+import Foundation
+import Ledger
+import LedgerStore
+
+/// The real backend: a `Ledger` file behind the HTTP contract.
+///
+/// App scoping: a stream belongs to the app of the key that first wrote it (the Ledger's `stream_owners`).
+/// Reads of another app's activity — or of one written without an app, by a CLI import without `--app` —
+/// answer 404, exactly as for an activity that does not exist, so a key learns nothing of other apps.
+public struct LedgerAdapter: LedgerBackend {
+    public let ledger: Ledger
+
+    public init(ledger: Ledger) {
+        self.ledger = ledger
+    }
+
+    public func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
+        var decoded: [LedgerEvent] = []
+        decoded.reserveCapacity(events.count)
+        for (index, bytes) in events.enumerated() {
+            do {
+                decoded.append(try EventCodec.decode(bytes))
+            } catch {
+                throw LedgerBackendError.invalidEvent(index: index, field: error.field, message: error.description)
+            }
+        }
+        let expected = expectedVersions.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) }
+        let outcomes = try await run { try await ledger.append(decoded, expected: expected, app: app) }
+        return zip(decoded, outcomes).map { event, outcome in
+            AppendedEvent(
+                id: outcome.id, stream: event.stream.description, position: outcome.position,
+                version: outcome.version, duplicate: outcome.duplicate
+            )
+        }
+    }
+
+    public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
+        let document = try Self.parse(exchange, field: "body")
+        let outcomes = try await run { try await ledger.ingestAPNs(document, app: app) }
+        return try outcomes.map { outcome in
+            let logged = try ledger.event(id: outcome.id)
+            return AppendedEvent(
+                id: outcome.id, stream: logged.event.stream.description, position: outcome.position,
+                version: logged.version, duplicate: outcome.duplicate
+            )
+        }
+    }
+
+    public func stateJSON(app: String, activity: String, at: Date?) async throws -> Data {
+        try await run {
+            try own(activity, app: app)
+            return Self.encode(try ledger.state(activity: activity, at: at.map(Self.instant)).json)
+        }
+    }
+
+    public func timelineJSON(app: String, activity: String, from: Date?, to: Date?) async throws -> Data {
+        try await run {
+            try own(activity, app: app)
+            let entries = try ledger.timeline(activity: activity, from: from.map(Self.instant), to: to.map(Self.instant))
+            return Self.encode(["activity": .string(activity), "entries": .array(entries.map(\.json))])
+        }
+    }
+
+    public func auditJSON(app: String, activity: String) async throws -> Data {
+        try await run {
+            try own(activity, app: app)
+            return Self.encode(try ledger.audit(activity: activity).json)
+        }
+    }
+
+    public func updateAuditJSON(app: String, event: String) async throws -> Data {
+        try await run {
+            let logged = try ledger.event(id: event)
+            guard try ledger.owner(ofStream: logged.event.stream.description) == app else {
+                throw LedgerError(.notFound, "no event with id \(event)", field: "event")
+            }
+            return Self.encode(try ledger.audit(update: event).json)
+        }
+    }
+
+    public func activitiesJSON(app: String, query: ActivityQuery) async throws -> Data {
+        try await run {
+            let phase = try query.phase.map { text in
+                guard let phase = Phase(rawValue: text) else {
+                    throw LedgerError(.badInput, "phase: expected pending, active, stale, ended or dismissed", field: "phase")
+                }
+                return phase
+            }
+            let page = try ledger.activities(ActivityFilter(
+                phase: phase, installation: query.installation, attributesType: query.attributesType,
+                token: query.token, app: app, at: query.at.map(Self.instant), limit: query.limit, after: query.cursor
+            ))
+            return Self.encode(page.json)
+        }
+    }
+
+    public func feed(app: String, after: Int64, limit: Int) async throws -> FeedPage {
+        try await run {
+            let page = try ledger.feed(after: after, limit: limit, app: app)
+            return FeedPage(events: page.events.map { Self.encode($0.json) }, lastPosition: page.lastPosition)
+        }
+    }
+
+    public func resyncJSON(app: String, snapshot: Data) async throws -> Data {
+        throw LedgerBackendError(code: .unavailable, message: "resync is not available in this build")
+    }
+
+    public func startReconciliationJSON(app: String, run: String, truth: Data, at: Date?) async throws -> Data {
+        throw LedgerBackendError(code: .unavailable, message: "nightly reconciliation is not available in this build")
+    }
+
+    public func reconciliationJSON(app: String, run: String) async throws -> Data {
+        throw LedgerBackendError(code: .unavailable, message: "nightly reconciliation is not available in this build")
+    }
+
+    public func verifyJSON(app: String) async throws -> Data {
+        try await run {
+            let report = try ledger.store.verify()
+            return Self.encode([
+                "ok": .bool(report.ok), "checked": .int(report.checked),
+                "firstBadPosition": report.firstBadPosition.map { .int($0) } ?? .null,
+                "message": report.reason.map { .string($0) } ?? .null,
+            ])
+        }
+    }
+
+    public func digestJSON(app: String) async throws -> Data {
+        try await run {
+            let digest = try ledger.store.digest()
+            return Self.encode(["position": .int(digest.position), "hash": .string(digest.hex), "digest": .string(digest.description)])
+        }
+    }
+
+    public func lastPosition() async throws -> Int64 {
+        try await run { try ledger.store.lastPosition() }
+    }
+
+    // MARK: - Helpers
+
+    /// A read of `activity` by `app`: 404 unless the app owns its stream.
+    private func own(_ activity: String, app: String) throws {
+        guard try ledger.owner(ofStream: "activity:" + activity) == app else {
+            throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
+        }
+    }
+
+    /// Maps ledger errors to the HTTP contract's errors.
+    private func run<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as LedgerError {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: LedgerError) -> LedgerBackendError {
+        switch error.code {
+        case .badInput: return .unprocessable(field: error.field, error.message)
+        case .notFound: return .notFound(error.message)
+        case .forbidden: return .unprocessable(field: error.field ?? "stream", error.message)
+        case .conflict:
+            if let stream = error.stream, let actual = error.actualVersion {
+                return .conflict(stream: stream, expected: error.expectedVersion ?? 0, actual: actual)
+            }
+            return LedgerBackendError(code: .conflict, message: error.message, field: error.field)
+        default:
+            return LedgerBackendError(code: .unavailable, message: error.message)
+        }
+    }
+
+    static func parse(_ data: Data, field: String) throws -> ActivityModel.JSONValue {
+        do {
+            return try JSONParser.parse(data)
+        } catch {
+            throw LedgerBackendError.badInput(field: field, "malformed JSON: \(error)")
+        }
+    }
+
+    static func encode(_ value: ActivityModel.JSONValue) -> Data {
+        var writer = JSONWriter()
+        writer.write(value)
+        return Data(writer.bytes)
+    }
+
+    static func instant(_ date: Date) -> Instant {
+        Instant(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
+    }
+}
