@@ -46,7 +46,6 @@ extension ActivityTimeline {
     /// update/end content not known to be rejected.
     func candidates(before limit: Int) -> [Candidate] {
         var result: [Candidate] = []
-        let requestIndex = events.firstIndex(of: requestEvent) ?? 0
         if requestIndex < limit, !request.content.isTooLarge {
             let id = Self.eventID(requestEvent)
             // A push-to-start that never got through shows nothing.

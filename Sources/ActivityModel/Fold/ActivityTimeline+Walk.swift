@@ -13,7 +13,8 @@ extension ActivityTimeline {
             }
             switch event.data {
             case .request(let r):
-                guard own, positioned == requestEvent else { continue }
+                guard own, positioned.position == requestEvent.position else { continue }
+                requestIndex = index
                 if case .channel(let id)? = r.pushType, !channels.contains(id) { channels.append(id) }
                 intended = ContentSnapshot(r.content, timestamp: event.at.seconds, event: Self.eventID(positioned))
             case .token(let t):

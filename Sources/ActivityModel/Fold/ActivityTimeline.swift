@@ -39,6 +39,8 @@ struct ActivityTimeline {
     var events: [PositionedEvent] = []
     var request: RequestData
     var requestEvent: PositionedEvent
+    /// Walk index of the request.
+    var requestIndex = 0
     var startsAt: Instant
     var systemEnd: Instant { startsAt.adding(hours: 8) }
     var cap: Instant { startsAt.adding(hours: 12) }

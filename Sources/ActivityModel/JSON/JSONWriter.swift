@@ -69,3 +69,35 @@ extension JSONValue {
     /// Compact JSON text of this value.
     public var compactString: String { String(decoding: compactBytes, as: UTF8.self) }
 }
+
+extension JSONValue {
+    /// `compactBytes.count` without building the bytes (the decoder measures every content-state).
+    public var compactSize: Int {
+        switch self {
+        case .null: return 4
+        case .bool(let b): return b ? 4 : 5
+        case .number(let n): return n.text.utf8.count
+        case .string(let s): return JSONValue.compactSize(of: s)
+        case .array(let a):
+            var size = 2 + max(0, a.count - 1)
+            for element in a { size += element.compactSize }
+            return size
+        case .object(let o):
+            var size = 2 + max(0, o.members.count - 1)
+            for member in o.members { size += JSONValue.compactSize(of: member.key) + 1 + member.value.compactSize }
+            return size
+        }
+    }
+
+    static func compactSize(of string: String) -> Int {
+        var size = 2
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: size += 2
+            case 0..<0x20: size += 6
+            default: size += 1
+            }
+        }
+        return size
+    }
+}
