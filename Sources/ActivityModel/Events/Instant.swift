@@ -42,12 +42,12 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
 extension Instant {
     /// Parses `2026-11-20T21:14:03.250Z`, `2026-11-20T22:14:03+01:00`, `2026-11-20 21:14:03.25z`…
     public init?(rfc3339 string: String) {
-        var utf8 = Array(string.utf8)
-        guard let value = utf8.withUnsafeMutableBufferPointer({ Instant.parse($0) }) else { return nil }
+        var copy = string
+        guard let value = copy.withUTF8({ Instant.parse($0) }) else { return nil }
         self = value
     }
 
-    private static func parse(_ b: UnsafeMutableBufferPointer<UInt8>) -> Instant? {
+    private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Instant? {
         var i = 0
         func digits(_ count: Int) -> Int64? {
             guard i + count <= b.count else { return nil }

@@ -36,8 +36,14 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func writeString(_ string: String) {
+        if string.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0) }) == nil {
+            writeString(utf8: Array(string.utf8))
+        }
+    }
+
+    mutating func writeString(utf8: some Collection<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"")
             case UInt8(ascii: "\\"): append("\\\\")
@@ -90,8 +96,13 @@ extension JSONValue {
     }
 
     static func compactSize(of string: String) -> Int {
+        if let size = string.utf8.withContiguousStorageIfAvailable({ compactSize(of: $0) }) { return size }
+        return compactSize(of: Array(string.utf8))
+    }
+
+    static func compactSize(of utf8: some Sequence<UInt8>) -> Int {
         var size = 2
-        for byte in string.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: size += 2
             case 0..<0x20: size += 6
