@@ -133,3 +133,19 @@ struct FoldPropertyTests {
         #expect(ActivityState(json: reparsed) == state)
     }
 }
+
+@Suite("Timeline")
+struct TimelineTests {
+    @Test("each timeline entry shows the phase right after its event")
+    func timeline() throws {
+        let scenario = try Scenario.load("end-default-lingers-4h")
+        let entries = ActivityFold.timeline(
+            activity: "A", events: scenario.events, to: FoldPropertyTests.t0.adding(hours: 6))
+        #expect(entries.map(\.state.phase) == [.active, .ended])
+        #expect(entries.map { $0.event.event.id } == ["r", "e"])
+        let channel = try Scenario.load("channel-update-reaches-subscribers-b")
+        let b = ActivityFold.timeline(activity: "B", events: channel.events, to: FoldPropertyTests.t0.adding(hours: 6))
+        #expect(b.map { $0.event.event.id } == ["rb", "s1", "cu1", "cp1"])
+        #expect(b.last?.state.displayed?.event == "cu1")
+    }
+}
