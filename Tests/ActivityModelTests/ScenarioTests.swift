@@ -45,6 +45,10 @@ struct ScenarioTests {
                     actual[delivery.event] =
                         delivery.reason.map { "\(delivery.verdict.rawValue):\($0)" } ?? delivery.verdict.rawValue
                     #expect((delivery.reason != nil) == (delivery.verdict == .rejected), "only rejected has a reason")
+                    #expect(
+                        DeliveryVerdicts.verdict(
+                            of: delivery.event, activity: scenario.activity, events: scenario.events, asOf: asOf)
+                            == delivery, "verdict(of:) agrees with audit")
                 }
                 var wanted: [String: String] = [:]
                 for member in expected.members { wanted[member.key] = member.value.stringValue }

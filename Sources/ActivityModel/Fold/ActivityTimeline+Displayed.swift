@@ -21,7 +21,8 @@ extension ActivityTimeline {
 
     /// Pushes carrying the event `id`, recorded before `limit` (walk index).
     func attempts(for id: String, before limit: Int = .max) -> [Push] {
-        pushes.filter { $0.data.refersTo == id && $0.index < limit }
+        guard let all = pushesByRef[id] else { return [] }
+        return limit == .max ? all : all.filter { $0.index < limit }
     }
 
     /// The best attempt: any success wins; otherwise the latest failure's reason. Nil without attempts.

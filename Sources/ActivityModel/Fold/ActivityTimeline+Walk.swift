@@ -43,7 +43,9 @@ extension ActivityTimeline {
                 counters.pushes += 1
                 if !p.isSuccess { counters.failedPushes += 1 }
                 let token = own ? (p.token ?? currentToken(at: event.at)?.token) : nil
-                pushes.append(Push(index: index, event: positioned, data: p, token: token))
+                let push = Push(index: index, event: positioned, data: p, token: token)
+                pushes.append(push)
+                pushesByRef[p.refersTo, default: []].append(push)
                 if p.status == 410, let token {
                     let from = p.apnsTimestamp ?? event.at
                     if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }

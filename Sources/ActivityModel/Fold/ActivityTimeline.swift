@@ -59,6 +59,8 @@ struct ActivityTimeline {
     var deliveries: [Recorded] = []
     var observations: [Observation] = []
     var pushes: [Push] = []
+    /// Pushes by the event id they carried, in walk order.
+    var pushesByRef: [String: [Push]] = [:]
     var tokens: [TokenRecord] = []
     /// Token → time from which it is dead (earliest 410 seen so far).
     var deaths: [String: Instant] = [:]
