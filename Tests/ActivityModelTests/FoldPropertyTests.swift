@@ -149,3 +149,50 @@ struct TimelineTests {
         #expect(b.last?.state.displayed?.event == "cu1")
     }
 }
+
+@Suite("Tokens")
+struct TokenTests {
+    static func event(_ position: Int64, _ id: String, minutes: Int64, _ data: EventData, stream: StreamName = .activity("A"))
+        -> PositionedEvent
+    {
+        PositionedEvent(
+            position: position,
+            event: LedgerEvent(
+                id: id, stream: stream, at: FoldPropertyTests.t0.adding(milliseconds: minutes * 60_000), data: data))
+    }
+
+    @Test("a push to a token that a newer token replaced is flagged, and the history keeps both")
+    func supersededTokenPush() throws {
+        let events = [
+            Self.event(
+                1, "r", minutes: 0,
+                .request(RequestData(attributesType: "T", attributes: [:], content: ActivityContent(state: [:]), pushType: .token))),
+            Self.event(2, "k1", minutes: 1, .token(TokenData(token: "aa"))),
+            Self.event(3, "k2", minutes: 2, .token(TokenData(token: "bb", environment: .production))),
+            Self.event(4, "u1", minutes: 3, .update(UpdateData(content: ActivityContent(state: ["x": 1]), timestamp: FoldPropertyTests.t0.seconds + 180))),
+            Self.event(5, "p1", minutes: 4, .push(PushData(refersTo: "u1", status: 200, token: "aa"))),
+        ]
+        let asOf = FoldPropertyTests.t0.adding(hours: 1)
+        let state = try ActivityFold.state(activity: "A", events: events, asOf: asOf)
+        #expect(state.token == "bb")
+        #expect(state.tokenHistory.map(\.token) == ["aa", "bb"])
+        #expect(state.counters.pushesToSupersededToken == 1)
+        let delivery = try #require(DeliveryVerdicts.audit(activity: "A", events: events, asOf: asOf).first)
+        #expect(delivery.pushesToSupersededToken == ["p1"])
+        #expect(delivery.verdict == .accepted)
+    }
+
+    @Test("push-to-start tokens are per installation, newest last")
+    func startTokens() {
+        let events = [
+            Self.event(1, "s1", minutes: 0, .startToken(TokenData(token: "01")), stream: .installation("I")),
+            Self.event(2, "s2", minutes: 5, .startToken(TokenData(token: "02")), stream: .installation("I")),
+            Self.event(3, "s3", minutes: 1, .startToken(TokenData(token: "09")), stream: .installation("J")),
+        ]
+        let at3 = FoldPropertyTests.t0.adding(milliseconds: 3 * 60_000)
+        #expect(InstallationFold.startTokens(installation: "I", events: events, asOf: at3).map(\.token) == ["01"])
+        #expect(
+            InstallationFold.startTokens(installation: "I", events: events, asOf: FoldPropertyTests.t0.adding(hours: 1))
+                .map(\.token) == ["01", "02"])
+    }
+}

@@ -43,7 +43,14 @@ extension ActivityTimeline {
                 counters.pushes += 1
                 if !p.isSuccess { counters.failedPushes += 1 }
                 let token = own ? (p.token ?? currentToken(at: event.at)?.token) : nil
-                let push = Push(index: index, event: positioned, data: p, token: token)
+                var superseded = false
+                if own, let sent = p.token, let current = currentToken(at: event.at), current.token != sent,
+                    tokens.contains(where: { $0.token == sent })
+                {
+                    superseded = true
+                    counters.pushesToSupersededToken += 1
+                }
+                let push = Push(index: index, event: positioned, data: p, token: token, toSupersededToken: superseded)
                 pushes.append(push)
                 pushesByRef[p.refersTo, default: []].append(push)
                 if p.status == 410, let token {

@@ -31,6 +31,8 @@ struct ActivityTimeline {
         var data: PushData
         /// The token it went to (its own `token`, else the activity's token current at the push).
         var token: String?
+        /// It went to a token that a newer `token` event had already replaced (SPEC §1: flagged).
+        var toSupersededToken: Bool
     }
 
     let activity: String

@@ -40,6 +40,7 @@ extension ActivityTimeline {
             activity: activity, at: delivery.event.event.at, position: delivery.event.position,
             channel: delivery.viaChannel, pushes: tries.map { Self.eventID($0.event) }, decidingPush: nil,
             observation: nil)
+        result.pushesToSupersededToken = tries.filter(\.toSupersededToken).map { Self.eventID($0.event) }
         func decide(_ verdict: Verdict, reason: String? = nil, push: Push? = nil, observation: Observation? = nil)
             -> Delivery
         {
