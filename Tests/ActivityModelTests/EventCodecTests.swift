@@ -170,3 +170,39 @@ struct EventCodecTests {
         }
     }
 }
+
+@Suite("Codec robustness")
+struct CodecRobustnessTests {
+    @Test("mutated and truncated lines never crash the decoder", arguments: 0..<20)
+    func mutations(seed: Int) throws {
+        var rng = SeededGenerator(seed: UInt64(seed))
+        let base = Array(EventCodecTests.valid.utf8)
+        for _ in 0..<500 {
+            var bytes = base
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let index = Int.random(in: 0..<bytes.count, using: &rng)
+                bytes[index] = UInt8.random(in: 0...255, using: &rng)
+            }
+            if Bool.random(using: &rng) { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &rng)) }
+            if let event = try? EventCodec.decode(bytes) {
+                // Whatever is accepted re-encodes and decodes to itself.
+                #expect(try EventCodec.decode(EventCodec.encode(event)) == event)
+            }
+        }
+    }
+
+    @Test("extreme numbers are refused, not trapped on", arguments: [
+        "-9223372036854775808", "9223372036854775807", "1e400", "-1e400", "99999999999999999999",
+    ])
+    func extremeNumbers(_ number: String) {
+        #expect(throws: EventDecodingError.self) {
+            try EventCodec.decode(#"{"stream":"activity:A","type":"dismiss","at":\#(number),"data":{"by":"user"}}"#)
+        }
+        _ = try? EventCodec.decode(
+            #"{"stream":"activity:A","type":"push","at":0,"data":{"refersTo":"u","status":410,"apnsTimestamp":\#(number)}}"#)
+        _ = try? EventCodec.decode(
+            #"{"stream":"activity:A","type":"update","at":0,"data":{"content":{"state":{}},"timestamp":\#(number)}}"#)
+        #expect(Instant(milliseconds: .min).rfc3339.count > 0)
+        #expect(Instant(milliseconds: .max).seconds > 0)
+    }
+}
