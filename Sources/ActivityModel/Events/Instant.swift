@@ -25,11 +25,12 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Unix seconds, possibly fractional, as sent on input ("Unix seconds are accepted wherever a time is expected").
     public init?(unixSeconds number: JSONNumber) {
-        let double = number.doubleValue
-        guard double.isFinite, abs(double) < 1e12 else { return nil }
         if let int = Int64(number.text) {
+            guard int > -1_000_000_000_000, int < 1_000_000_000_000 else { return nil }
             self.init(seconds: int)
         } else {
+            let double = number.doubleValue
+            guard double.isFinite, abs(double) < 1e12 else { return nil }
             self.init(milliseconds: Int64((double * 1000).rounded(.down)))
         }
         guard Self.acceptedMilliseconds.contains(milliseconds) else { return nil }
