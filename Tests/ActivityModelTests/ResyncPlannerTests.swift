@@ -103,3 +103,22 @@ struct ResyncPlannerTests {
         #expect(plan.actions.first?.payload?["aps"]?["timestamp"] == .int(Self.t0.seconds + 3601))
     }
 }
+
+@Suite("Device snapshot")
+struct DeviceSnapshotTests {
+    @Test("a snapshot decodes, and a bad one names the field")
+    func decode() throws {
+        let good = #"{"installation":"I1","at":"2026-11-20T21:00:00Z","activities":[{"activity":"A","attributesType":"Pizza","activityState":"active","contentTimestamp":1795206000,"contentHash":"ab"}]}"#
+        let snapshot = try DeviceSnapshot.decode(Array(good.utf8))
+        #expect(snapshot.activities.first?.activityState == .active)
+        #expect(snapshot.at == Instant(rfc3339: "2026-11-20T21:00:00Z"))
+        let bad = #"{"installation":"I1","at":1795206000,"activities":[{"activity":"A","attributesType":"P","activityState":"active"},{"activity":"B","attributesType":"P","activityState":"gone"}]}"#
+        do {
+            _ = try DeviceSnapshot.decode(Array(bad.utf8))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.field == "activities[1].activityState")
+            #expect(error.code == .unknownValue)
+        }
+    }
+}
