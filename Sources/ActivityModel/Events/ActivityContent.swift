@@ -15,7 +15,7 @@ public struct ActivityContent: Hashable, Sendable {
         self.state = state
         self.staleDate = staleDate
         self.relevanceScore = relevanceScore
-        self.encodedStateSize = state.compactBytes.count
+        self.encodedStateSize = state.compactSize
     }
 
     init(state: JSONValue, staleDate: Instant?, relevanceScore: Double?, encodedStateSize: Int) {

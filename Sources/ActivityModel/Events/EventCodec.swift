@@ -9,6 +9,14 @@ public enum EventCodec: Sendable {
         try decode(try parse(json))
     }
 
+    public static func decode(_ json: [UInt8]) throws(EventDecodingError) -> LedgerEvent {
+        try decode(try parse(json))
+    }
+
+    public static func decode(_ json: UnsafeRawBufferPointer) throws(EventDecodingError) -> LedgerEvent {
+        try decode(try parse(json))
+    }
+
     public static func decode(_ json: String) throws(EventDecodingError) -> LedgerEvent {
         try decode(Array(json.utf8))
     }
@@ -39,6 +47,12 @@ public enum EventCodec: Sendable {
     public static func decodePayload(
         _ payload: some Collection<UInt8>, id: String, stream: String, type: String, at: Instant
     ) throws(EventDecodingError) -> LedgerEvent {
+        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
+    }
+
+    static func decodePayload(value: JSONValue, id: String, stream: String, type: String, at: Instant)
+        throws(EventDecodingError) -> LedgerEvent
+    {
         guard let type = EventType(rawValue: type) else {
             throw EventDecodingError(
                 code: .unknownType, field: "type", expected: FieldReader.oneOf(EventType.self), found: "\"\(type)\"")
@@ -46,10 +60,22 @@ public enum EventCodec: Sendable {
         guard let streamName = StreamName(stream) else {
             throw EventDecodingError(code: .wrongType, field: "stream", expected: streamExpectation, found: stream)
         }
-        let root = try FieldReader(try parse(payload), path: "")
+        let root = try FieldReader(value, path: "")
         let source = try root.optionalEnum("source", Source.self) ?? .server
         let data = try decodeData(try root.object("data"), type: type)
         return LedgerEvent(id: id, stream: streamName, at: at, source: source, data: data)
+    }
+
+    public static func decodePayload(
+        _ payload: [UInt8], id: String, stream: String, type: String, at: Instant
+    ) throws(EventDecodingError) -> LedgerEvent {
+        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
+    }
+
+    public static func decodePayload(
+        _ payload: UnsafeRawBufferPointer, id: String, stream: String, type: String, at: Instant
+    ) throws(EventDecodingError) -> LedgerEvent {
+        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
     }
 
     static let streamExpectation = "activity:<id>, installation:<id> or channel:<id>"

@@ -20,9 +20,9 @@ struct FieldReader {
         return value
     }
 
-    func required(_ key: String, expected: String) throws(EventDecodingError) -> JSONValue {
+    func required(_ key: String, expected: @autoclosure () -> String) throws(EventDecodingError) -> JSONValue {
         guard let value = optional(key) else {
-            throw EventDecodingError(code: .missingField, field: fieldPath(key), expected: expected)
+            throw EventDecodingError(code: .missingField, field: fieldPath(key), expected: expected())
         }
         return value
     }

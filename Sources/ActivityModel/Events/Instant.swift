@@ -9,7 +9,10 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
     public init(seconds: Int64) { self.milliseconds = seconds &* 1000 }
 
     /// Whole Unix seconds, rounded down.
-    public var seconds: Int64 { milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000 }
+    public var seconds: Int64 { milliseconds / 1000 - (milliseconds % 1000 < 0 ? 1 : 0) }
+
+    /// Times the ledger accepts on input: years 0000–9999 (so that every instant formats as RFC 3339).
+    static let acceptedMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
 
     public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.milliseconds < rhs.milliseconds }
 
@@ -23,18 +26,19 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Unix seconds, possibly fractional, as sent on input ("Unix seconds are accepted wherever a time is expected").
     public init?(unixSeconds number: JSONNumber) {
         if let int = Int64(number.text) {
-            guard abs(int) < 100_000_000_000_000 else { return nil }
+            guard int > -1_000_000_000_000, int < 1_000_000_000_000 else { return nil }
             self.init(seconds: int)
-            return
+        } else {
+            let double = number.doubleValue
+            guard double.isFinite, abs(double) < 1e12 else { return nil }
+            self.init(milliseconds: Int64((double * 1000).rounded(.down)))
         }
-        let double = number.doubleValue
-        guard double.isFinite, abs(double) < 1e14 else { return nil }
-        self.init(milliseconds: Int64((double * 1000).rounded(.down)))
+        guard Self.acceptedMilliseconds.contains(milliseconds) else { return nil }
     }
 
     /// Unix milliseconds as a JSON number (APNs 410 bodies).
     public init?(unixMilliseconds number: JSONNumber) {
-        guard let int = number.int64Value, abs(int) < 100_000_000_000_000_000 else { return nil }
+        guard let int = number.int64Value, Self.acceptedMilliseconds.contains(int) else { return nil }
         self.init(milliseconds: int)
     }
 }
@@ -42,12 +46,12 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
 extension Instant {
     /// Parses `2026-11-20T21:14:03.250Z`, `2026-11-20T22:14:03+01:00`, `2026-11-20 21:14:03.25z`…
     public init?(rfc3339 string: String) {
-        var utf8 = Array(string.utf8)
-        guard let value = utf8.withUnsafeMutableBufferPointer({ Instant.parse($0) }) else { return nil }
+        var copy = string
+        guard let value = copy.withUTF8({ Instant.parse($0) }) else { return nil }
         self = value
     }
 
-    private static func parse(_ b: UnsafeMutableBufferPointer<UInt8>) -> Instant? {
+    private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Instant? {
         var i = 0
         func digits(_ count: Int) -> Int64? {
             guard i + count <= b.count else { return nil }
@@ -159,7 +163,7 @@ extension Instant {
         out.reserveCapacity(24)
         func put(_ value: Int64, _ width: Int) {
             var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var v = value
+            var v = value.magnitude
             for k in stride(from: width - 1, through: 0, by: -1) {
                 digits[k] = UInt8(ascii: "0") + UInt8(v % 10)
                 v /= 10

@@ -53,6 +53,7 @@ extension ActivityState {
             "tokens": .int(Int64(counters.tokens)),
             "dismissals": .int(Int64(counters.dismissals)),
             "reconciles": .int(Int64(counters.reconciles)),
+            "pushesToSupersededToken": .int(Int64(counters.pushesToSupersededToken)),
         ])
         o["firstEvent"] = firstEvent.map { .string($0) } ?? .null
         o["lastEvent"] = lastEvent.map { .string($0) } ?? .null
@@ -117,6 +118,7 @@ extension ActivityState {
         counters.tokens = int(c?["tokens"])
         counters.dismissals = int(c?["dismissals"])
         counters.reconciles = int(c?["reconciles"])
+        counters.pushesToSupersededToken = int(c?["pushesToSupersededToken"])
         self.counters = counters
         self.firstEvent = json["firstEvent"]?.stringValue
         self.lastEvent = json["lastEvent"]?.stringValue

@@ -76,6 +76,8 @@ public struct Counters: Hashable, Sendable {
     public var dismissals = 0
     public var reconciles = 0
     public var channelUpdates = 0
+    /// Pushes sent to a token that a newer token had already replaced.
+    public var pushesToSupersededToken = 0
 
     public init() {}
 }

@@ -21,7 +21,8 @@ extension ActivityTimeline {
 
     /// Pushes carrying the event `id`, recorded before `limit` (walk index).
     func attempts(for id: String, before limit: Int = .max) -> [Push] {
-        pushes.filter { $0.data.refersTo == id && $0.index < limit }
+        guard let all = pushesByRef[id] else { return [] }
+        return limit == .max ? all : all.filter { $0.index < limit }
     }
 
     /// The best attempt: any success wins; otherwise the latest failure's reason. Nil without attempts.
@@ -46,7 +47,6 @@ extension ActivityTimeline {
     /// update/end content not known to be rejected.
     func candidates(before limit: Int) -> [Candidate] {
         var result: [Candidate] = []
-        let requestIndex = events.firstIndex(of: requestEvent) ?? 0
         if requestIndex < limit, !request.content.isTooLarge {
             let id = Self.eventID(requestEvent)
             // A push-to-start that never got through shows nothing.

@@ -13,7 +13,8 @@ extension ActivityTimeline {
             }
             switch event.data {
             case .request(let r):
-                guard own, positioned == requestEvent else { continue }
+                guard own, positioned.position == requestEvent.position else { continue }
+                requestIndex = index
                 if case .channel(let id)? = r.pushType, !channels.contains(id) { channels.append(id) }
                 intended = ContentSnapshot(r.content, timestamp: event.at.seconds, event: Self.eventID(positioned))
             case .token(let t):
@@ -42,7 +43,16 @@ extension ActivityTimeline {
                 counters.pushes += 1
                 if !p.isSuccess { counters.failedPushes += 1 }
                 let token = own ? (p.token ?? currentToken(at: event.at)?.token) : nil
-                pushes.append(Push(index: index, event: positioned, data: p, token: token))
+                var superseded = false
+                if own, let sent = p.token, let current = currentToken(at: event.at), current.token != sent,
+                    tokens.contains(where: { $0.token == sent })
+                {
+                    superseded = true
+                    counters.pushesToSupersededToken += 1
+                }
+                let push = Push(index: index, event: positioned, data: p, token: token, toSupersededToken: superseded)
+                pushes.append(push)
+                pushesByRef[p.refersTo, default: []].append(push)
                 if p.status == 410, let token {
                     let from = p.apnsTimestamp ?? event.at
                     if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }

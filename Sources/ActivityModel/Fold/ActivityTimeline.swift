@@ -31,6 +31,8 @@ struct ActivityTimeline {
         var data: PushData
         /// The token it went to (its own `token`, else the activity's token current at the push).
         var token: String?
+        /// It went to a token that a newer `token` event had already replaced (SPEC §1: flagged).
+        var toSupersededToken: Bool
     }
 
     let activity: String
@@ -39,6 +41,8 @@ struct ActivityTimeline {
     var events: [PositionedEvent] = []
     var request: RequestData
     var requestEvent: PositionedEvent
+    /// Walk index of the request.
+    var requestIndex = 0
     var startsAt: Instant
     var systemEnd: Instant { startsAt.adding(hours: 8) }
     var cap: Instant { startsAt.adding(hours: 12) }
@@ -57,6 +61,8 @@ struct ActivityTimeline {
     var deliveries: [Recorded] = []
     var observations: [Observation] = []
     var pushes: [Push] = []
+    /// Pushes by the event id they carried, in walk order.
+    var pushesByRef: [String: [Push]] = [:]
     var tokens: [TokenRecord] = []
     /// Token → time from which it is dead (earliest 410 seen so far).
     var deaths: [String: Instant] = [:]

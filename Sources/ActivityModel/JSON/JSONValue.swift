@@ -16,7 +16,8 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
     /// The literal, e.g. `"0.0"`, `"1700000000"`, `"-1.5e3"`.
     public let text: String
 
-    init(literal: String) { self.text = literal }
+    /// A literal already known to be a valid JSON number (the parser's output).
+    public init(literal: String) { self.text = literal }
 
     public init(_ value: Int64) { self.text = String(value) }
     public init(_ value: Int) { self.text = String(value) }

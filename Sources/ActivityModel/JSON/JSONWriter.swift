@@ -36,8 +36,14 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func writeString(_ string: String) {
+        if string.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0) }) == nil {
+            writeString(utf8: Array(string.utf8))
+        }
+    }
+
+    mutating func writeString(utf8: some Collection<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"")
             case UInt8(ascii: "\\"): append("\\\\")
@@ -68,4 +74,41 @@ extension JSONValue {
 
     /// Compact JSON text of this value.
     public var compactString: String { String(decoding: compactBytes, as: UTF8.self) }
+}
+
+extension JSONValue {
+    /// `compactBytes.count` without building the bytes (the decoder measures every content-state).
+    public var compactSize: Int {
+        switch self {
+        case .null: return 4
+        case .bool(let b): return b ? 4 : 5
+        case .number(let n): return n.text.utf8.count
+        case .string(let s): return JSONValue.compactSize(of: s)
+        case .array(let a):
+            var size = 2 + max(0, a.count - 1)
+            for element in a { size += element.compactSize }
+            return size
+        case .object(let o):
+            var size = 2 + max(0, o.members.count - 1)
+            for member in o.members { size += JSONValue.compactSize(of: member.key) + 1 + member.value.compactSize }
+            return size
+        }
+    }
+
+    static func compactSize(of string: String) -> Int {
+        if let size = string.utf8.withContiguousStorageIfAvailable({ compactSize(of: $0) }) { return size }
+        return compactSize(of: Array(string.utf8))
+    }
+
+    static func compactSize(of utf8: some Sequence<UInt8>) -> Int {
+        var size = 2
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: size += 2
+            case 0..<0x20: size += 6
+            default: size += 1
+            }
+        }
+        return size
+    }
 }

@@ -24,6 +24,8 @@ public struct Delivery: Hashable, Sendable {
     public var decidingPush: String?
     /// Id of the device observation that decided `applied` or `lost`.
     public var observation: String?
+    /// Ids of pushes that went to a token a newer token had already replaced (flagged, SPEC §1).
+    public var pushesToSupersededToken: [String] = []
 
     public init(
         event: String, type: EventType, timestamp: Int64, verdict: Verdict, reason: String?, activity: String,
@@ -58,6 +60,7 @@ public struct Delivery: Hashable, Sendable {
             "pushes": .array(pushes.map { .string($0) }),
             "decidingPush": decidingPush.map { .string($0) } ?? .null,
             "observation": observation.map { .string($0) } ?? .null,
+            "pushesToSupersededToken": .array(pushesToSupersededToken.map { .string($0) }),
         ])
     }
 
@@ -74,6 +77,7 @@ public struct Delivery: Hashable, Sendable {
             position: json["position"]?.numberValue?.int64Value ?? 0, channel: json["channel"]?.stringValue,
             pushes: json["pushes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             decidingPush: json["decidingPush"]?.stringValue, observation: json["observation"]?.stringValue)
+        self.pushesToSupersededToken = json["pushesToSupersededToken"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 }
 

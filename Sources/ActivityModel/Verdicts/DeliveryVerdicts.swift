@@ -19,6 +19,19 @@ public enum DeliveryVerdicts: Sendable {
     }
 }
 
+extension DeliveryVerdicts {
+    /// The verdict of one update/end for one activity (`audit --update`, nightly "undelivered"), or nil when
+    /// that event did not reach the activity by `asOf`.
+    public static func verdict(of eventID: String, activity: String, events: [PositionedEvent], asOf: Instant)
+        -> Delivery?
+    {
+        guard let timeline = try? ActivityTimeline(activity: activity, events: events, asOf: asOf),
+            let recorded = timeline.deliveries.last(where: { $0.id == eventID })
+        else { return nil }
+        return timeline.verdict(for: recorded)
+    }
+}
+
 extension ActivityTimeline {
     func verdict(for delivery: Recorded) -> Delivery {
         let tries = attempts(for: delivery.id)
@@ -27,6 +40,7 @@ extension ActivityTimeline {
             activity: activity, at: delivery.event.event.at, position: delivery.event.position,
             channel: delivery.viaChannel, pushes: tries.map { Self.eventID($0.event) }, decidingPush: nil,
             observation: nil)
+        result.pushesToSupersededToken = tries.filter(\.toSupersededToken).map { Self.eventID($0.event) }
         func decide(_ verdict: Verdict, reason: String? = nil, push: Push? = nil, observation: Observation? = nil)
             -> Delivery
         {
@@ -41,13 +55,19 @@ extension ActivityTimeline {
 
         // Observations at or after it (in `at`), in walk order.
         let later = observations.filter { $0.event.event.at >= delivery.event.event.at && $0.index > delivery.index }
-        let hash = delivery.content?.contentHash
+        var hashCache: String??
+        func ownHash() -> String? {
+            if let cached = hashCache { return cached }
+            let computed = delivery.content?.contentHash
+            hashCache = .some(computed)
+            return computed
+        }
         func showsOwn(_ o: Observation) -> Bool {
             if delivery.type == .end, o.data.activityState == .ended || o.data.activityState == .dismissed {
                 return true
             }
             guard o.data.contentTimestamp == delivery.timestamp else { return false }
-            guard let observedHash = o.data.contentHash, let hash else { return true }
+            guard let observedHash = o.data.contentHash, let hash = ownHash() else { return true }
             return observedHash == hash
         }
         if let own = later.first(where: showsOwn) { return decide(.applied, observation: own) }
