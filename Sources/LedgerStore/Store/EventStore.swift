@@ -100,10 +100,11 @@ public final class EventStore: Sendable {
         for batch in batches {
             do {
                 outcomes.append(.success(try batchWriter.append(batch, db: db, state: &state)))
-                try writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
             } catch {
                 outcomes.append(.failure(error))
+                continue
             }
+            writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
         }
         try state.saveCounters(db)
         return outcomes
