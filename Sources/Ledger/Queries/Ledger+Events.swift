@@ -19,7 +19,7 @@ public struct LoggedEvent: Sendable, Hashable {
         object.members += [
             .init(key: "position", value: .int(position)), .init(key: "version", value: .int(version)),
             .init(key: "recordedAt", value: .string(recordedAt.rfc3339)),
-            .init(key: "hash", value: .string(TimelineEntry.hex(hash))),
+            .init(key: "hash", value: .string(TimelineStep.hex(hash))),
         ]
         return .object(object)
     }

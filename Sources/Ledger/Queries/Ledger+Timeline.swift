@@ -4,7 +4,7 @@ import GRDB
 import LedgerStore
 
 /// One line of `timeline`: an event and the activity as it stood right after it.
-public struct TimelineEntry: Sendable, Hashable {
+public struct TimelineStep: Sendable, Hashable {
     public var event: LoggedEvent
     /// Phase and displayed content after this event (nil before the activity's request).
     public var phase: Phase?
@@ -33,26 +33,17 @@ public struct TimelineEntry: Sendable, Hashable {
 
 extension Ledger {
     /// The events of an activity (and of its channels, from when it subscribed) in event-time order, each with
-    /// the phase and displayed content right after it. `from`/`to` bound the listed events by `at`, inclusive;
-    /// the state after each one still counts every earlier event.
-    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil) throws -> [TimelineEntry] {
+    /// the phase and displayed content right after it (`ActivityFold.timeline`), plus where the log keeps each one.
+    /// `from`/`to` bound the listed events by `at`, inclusive; the state after each still counts every earlier event.
+    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil) throws -> [TimelineStep] {
         let all = try store.pool.read { db in try relevantEvents(db, activity: activity) }
         guard all.contains(where: { $0.event.stream.kind == .activity }) else {
             throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
         }
-        let ordered = all.sorted { ($0.event.at, $0.position) < ($1.event.at, $1.position) }
-        let positioned = ordered.map(\.positioned)
-        var entries: [TimelineEntry] = []
-        for (index, logged) in ordered.enumerated() {
-            if let from, logged.event.at < from { continue }
-            if let to, logged.event.at > to { break }
-            let prefix = Array(positioned[...index])
-            let state = try? ActivityFold.state(activity: activity, events: prefix, asOf: logged.event.at)
-            if logged.event.stream.kind == .channel, state.map({ !$0.channels.contains(logged.event.stream.id) }) ?? true {
-                continue  // a channel event before this activity listened to the channel
-            }
-            entries.append(TimelineEntry(event: logged, phase: state?.phase, displayed: state?.displayed))
+        let byPosition = Dictionary(all.map { ($0.position, $0) }, uniquingKeysWith: { first, _ in first })
+        let to = to ?? all.map(\.event.at).max()!
+        return ActivityFold.timeline(activity: activity, events: all.map(\.positioned), from: from, to: to).map {
+            TimelineStep(event: byPosition[$0.event.position]!, phase: $0.state.phase, displayed: $0.state.displayed)
         }
-        return entries
     }
 }

@@ -1,5 +1,5 @@
 import ActivityModel
-import Foundation
+public import Foundation
 import Ledger
 import LedgerStore
 

@@ -17,8 +17,8 @@ public struct StoreConfiguration: Sendable {
     public var compressionLevel: Int32 = 3
     /// Payloads written before the first dictionary is trained from them.
     public var firstDictionaryAfter = 8_000
-    /// Events written under one dictionary before the next is trained (0 = train only once).
-    public var retrainEvery = 0
+    /// Events written under one dictionary before the next is trained from recent payloads (0 = never).
+    public var retrainEvery = 1_000_000
     /// Target size of a trained dictionary in bytes.
     public var dictionarySize = 64 * 1024
     /// Memory kept for training samples.

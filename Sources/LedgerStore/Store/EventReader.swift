@@ -5,7 +5,8 @@ struct EventReader {
     let decoders: DecoderPool
 
     static let columns = """
-        SELECT e.position, s.name, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash
+        SELECT e.position, s.name, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash,
+            e.stream
         FROM events e JOIN streams s ON s.id = e.stream
         """
 
@@ -23,9 +24,21 @@ struct EventReader {
         }
     }
 
-    /// Decodes a row, decompressing its payload with `decoder`.
-    func decode(_ row: RawRow, decoder: PayloadDecoder, db: Database) throws -> RecordedEvent {
+    /// Decodes a row, decompressing its payload with `decoder`. `names` caches stream names by interned id
+    /// for the length of one query, so a long scan shares one String per stream.
+    func decode(
+        _ row: RawRow, decoder: PayloadDecoder, names: inout [Int64: String], db: Database
+    ) throws -> RecordedEvent {
         let statement = row.statement
+        let streamID = statement.int64(at: 10)
+        let stream: String
+        if let known = names[streamID] {
+            stream = known
+        } else {
+            stream = statement.text(at: 1)
+            if names.count >= 65_536 { names.removeAll(keepingCapacity: true) }  // bounded memory on huge logs
+            names[streamID] = stream
+        }
         let payload: [UInt8]
         do {
             payload = try decoder.decompress(
@@ -35,7 +48,7 @@ struct EventReader {
             throw error
         }
         return RecordedEvent(
-            position: statement.int64(at: 0), stream: statement.text(at: 1), version: statement.int64(at: 2),
+            position: statement.int64(at: 0), stream: stream, version: statement.int64(at: 2),
             id: statement.storedEventID(at: 3).string, type: statement.text(at: 4), at: statement.int64(at: 5),
             recordedAt: statement.int64(at: 6), payload: payload, hash: Array(statement.blob(at: 9)))
     }
@@ -45,9 +58,10 @@ struct EventReader {
         let statement = try db.cachedStatement(sql: sql)
         bind(statement)
         var events: [RecordedEvent] = []
+        var names: [Int64: String] = [:]
         try decoders.withDecoder { decoder in
             try scan(statement, db: db) { row in
-                events.append(try decode(row, decoder: decoder, db: db))
+                events.append(try decode(row, decoder: decoder, names: &names, db: db))
                 return true
             }
         }

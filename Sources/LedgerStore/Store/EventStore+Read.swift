@@ -31,9 +31,10 @@ extension EventStore {
         let reader = self.reader
         let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
         statement.bind(position, at: 1)
+        var names: [Int64: String] = [:]
         try decoders.withDecoder { decoder in
             try reader.scan(statement, db: db) { row in
-                try body(try reader.decode(row, decoder: decoder, db: db))
+                try body(try reader.decode(row, decoder: decoder, names: &names, db: db))
             }
         }
     }

@@ -58,6 +58,7 @@ extension EventStore {
 /// Walks rows in position order and checks each against its predecessor.
 struct ChainChecker {
     private var hasher = ChainHasher()
+    private var names: [Int64: String] = [:]
     private(set) var checked: Int64 = 0
     private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
 
@@ -66,7 +67,7 @@ struct ChainChecker {
         guard row.position == expected else { return fail(expected, "row \(expected) is missing") }
         let event: RecordedEvent
         do {
-            event = try reader.decode(row, decoder: decoder, db: db)
+            event = try reader.decode(row, decoder: decoder, names: &names, db: db)
         } catch {
             return fail(expected, "row \(expected) does not decode: \(error)")
         }

@@ -74,10 +74,13 @@ public final class EventStore: Sendable {
         let batches = group.map(\.batch)
         let outcomes: [Result<AppendResult, any Error>]
         do {
-            // A detached task so that cancelling the leader cannot abort the other callers' commit.
-            outcomes = try await Task.detached { [self] in
-                try await pool.write { db in try self.commit(batches, db: db) }
-            }.value
+            // GRDB's callback API: one hop to the writer queue, and cancelling the leader cannot abort
+            // the other callers' commit (the async `write` would throw CancellationError for all of them).
+            outcomes = try await withCheckedThrowingContinuation { continuation in
+                pool.asyncWrite({ db in try self.commit(batches, db: db) }) { _, result in
+                    continuation.resume(with: result)
+                }
+            }
         } catch {
             await resetWriter()
             outcomes = group.map { _ in .failure(error) }
@@ -100,10 +103,11 @@ public final class EventStore: Sendable {
         for batch in batches {
             do {
                 outcomes.append(.success(try batchWriter.append(batch, db: db, state: &state)))
-                try writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
             } catch {
                 outcomes.append(.failure(error))
+                continue
             }
+            writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
         }
         try state.saveCounters(db)
         return outcomes

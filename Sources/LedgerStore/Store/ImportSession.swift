@@ -19,7 +19,7 @@ public final class ImportSession {
     /// Appends a batch in its own savepoint; a failing batch leaves nothing behind and throws.
     public func append(_ batch: AppendBatch) throws -> AppendResult {
         let result = try writer.append(batch, db: db, state: &state)
-        try writer.context.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
+        writer.context.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
         return result
     }
 }

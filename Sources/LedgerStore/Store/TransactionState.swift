@@ -44,11 +44,16 @@ struct TransactionState {
         var slot: StreamSlot
         if try find.stepRow(db) {
             let id = find.int64(at: 0)
-            let version = try Int64.fetchOne(
-                db, sql: "SELECT max(version) FROM events WHERE stream = ?", arguments: [id]) ?? 0
+            let last = try db.cachedStatement(sql: "SELECT max(version) FROM events WHERE stream = ?")
+            last.bind(id, at: 1)
+            defer { last.resetBindings() }
+            let version = try last.stepRow(db) ? last.optionalInt64(at: 0) ?? 0 : 0
             slot = StreamSlot(id: id, version: version)
         } else if create {
-            try db.execute(sql: "INSERT INTO streams(name) VALUES (?)", arguments: [name])
+            let insert = try db.cachedStatement(sql: "INSERT INTO streams(name) VALUES (?)")
+            insert.bind(name, at: 1)
+            defer { insert.resetBindings() }
+            _ = try insert.stepRow(db)
             slot = StreamSlot(id: db.lastInsertedRowID, version: 0)
         } else {
             return nil

@@ -57,8 +57,18 @@ final class WriterContext: @unchecked Sendable {
     }
 
     /// Trains and installs a new dictionary when one is due. Runs between batches, inside the transaction,
-    /// so the dictionary row commits or rolls back together with the rows compressed by it.
-    func trainIfDue(_ db: Database, nextPosition: Int64, logger: Logger) throws {
+    /// so the dictionary row commits or rolls back together with the rows compressed by it. A failure is
+    /// logged, never thrown: the batch before it is already written and rows keep the previous dictionary.
+    func trainIfDue(_ db: Database, nextPosition: Int64, logger: Logger) {
+        do {
+            try train(db, nextPosition: nextPosition, logger: logger)
+        } catch {
+            logger.warning("dictionary training failed; keeping the current dictionary", metadata: ["ledger.error": "\(error)"])
+            trainer.reset()
+        }
+    }
+
+    private func train(_ db: Database, nextPosition: Int64, logger: Logger) throws {
         guard let encoder, trainingDue(ignoringSamples: false) else { return }
         guard let bytes = trainer.train() else {
             logger.debug("dictionary training found too little material; collecting again")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Ledger
 import LedgerServer
+import LedgerStore
 import Logging
 
 struct Serve: AsyncParsableCommand {

@@ -3,7 +3,7 @@ import Ledger
 
 /// The readable form of `timeline`: one aligned row per event.
 enum TimelineText {
-    static func render(_ entries: [TimelineEntry]) -> String {
+    static func render(_ entries: [TimelineStep]) -> String {
         var table = TextTable("POS", "AT", "TYPE", "SOURCE", "HASH", "PHASE", "DISPLAYED")
         for entry in entries {
             let e = entry.event.event
@@ -11,7 +11,7 @@ enum TimelineText {
             let displayed = entry.displayed.map { "ts \($0.timestamp) \(compact($0.state, width: 50))" } ?? "-"
             table.add(
                 String(entry.event.position), e.at.rfc3339, type, e.source.rawValue,
-                String(TimelineEntry.hex(entry.event.hash).prefix(10)), entry.phase?.rawValue ?? "-", displayed
+                String(TimelineStep.hex(entry.event.hash).prefix(10)), entry.phase?.rawValue ?? "-", displayed
             )
         }
         return table.rendered
