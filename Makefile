@@ -1,9 +1,11 @@
-# ActivityLedger — `make run` starts the product, `make test` builds and runs every test.
+# ActivityLedger — `make run` starts the service, `make test` builds and runs every test.
 SWIFT ?= swift
 DB ?= ./ledger.sqlite
+HOST ?= 127.0.0.1
+PORT ?= 8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test bench fuzz-api clean
+.PHONY: deps build release run test unit-tests fuzz-api bench demo clean
 
 # Installs the system libraries the build links against, only when missing.
 deps:
@@ -20,14 +22,30 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --product activity-ledger
+	$(SWIFT) build -c release --product ledger-bench
 
+# The service on an embedded SQLite ledger file (override with DB=, HOST=, PORT=).
 run: release
-	.build/release/activity-ledger serve --db $(DB)
+	.build/release/activity-ledger serve --db $(DB) --host $(HOST) --port $(PORT)
 
-test: deps
+# A ledger filled with a generated corpus, to try the CLI on: make demo && .build/release/activity-ledger stats --db demo.sqlite
+demo: release
+	rm -f demo.sqlite demo.sqlite-wal demo.sqlite-shm
+	.build/release/ledger-bench corpus --activities 2000 --events-per-activity 25 --out /tmp/activity-ledger-demo.jsonl
+	.build/release/activity-ledger import /tmp/activity-ledger-demo.jsonl --db demo.sqlite
+	.build/release/activity-ledger stats --db demo.sqlite
+
+test: unit-tests fuzz-api
+
+unit-tests: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# schemathesis against a live server from Schemas/openapi.yaml, bounded in time.
+fuzz-api: deps
+	$(SWIFT) build --product activity-ledger
+	bash Tools/fuzz-api.sh
 
 bench: release
 	.build/release/ledger-bench

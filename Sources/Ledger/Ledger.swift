@@ -12,10 +12,12 @@ public final class Ledger: Sendable {
     public let path: String
     let projector: ActivityProjector
     let logger: Logger
+    public let maxEventBytes: Int
 
     public init(path: String, configuration: LedgerConfiguration = .init(), logger: Logger) throws {
         self.path = path
         self.logger = logger
+        self.maxEventBytes = configuration.maxEventBytes
         let projector = ActivityProjector()
         var storeConfiguration = configuration.store
         if !storeConfiguration.readOnly { storeConfiguration.projector = projector }
@@ -65,6 +67,8 @@ public final class Ledger: Sendable {
 /// How a ledger file is opened.
 public struct LedgerConfiguration: Sendable {
     public var store: StoreConfiguration
+    /// Largest accepted event (one JSON Lines line or one HTTP event object), in bytes; larger ones are refused.
+    public var maxEventBytes = 256 * 1024
 
     public init(store: StoreConfiguration = .init()) {
         self.store = store

@@ -26,6 +26,19 @@ struct ImportTests {
         #expect(try temp.ledger.store.lastPosition() == 0)
     }
 
+    @Test("an event over the size limit is refused with its line, and nothing is written")
+    func oversizeLineRefused() async throws {
+        let temp = try TemporaryLedger()
+        let huge = #"{"stream":"activity:R1","type":"update","at":"2026-11-20T21:02:00Z","data":{"content":{"state":{"blob":""# + String(repeating: "x", count: 300_000) + #""}},"timestamp":1795208460}}"#
+        let path = try temp.write(valid + "\n" + huge, to: "huge.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path))
+        }
+        #expect(error?.line == 3)
+        #expect(error?.message.contains("over the limit") == true)
+        #expect(try temp.ledger.store.lastPosition() == 0)
+    }
+
     @Test("re-importing the same file appends nothing and keeps the positions")
     func reimportIsIdempotent() async throws {
         let temp = try TemporaryLedger()

@@ -80,6 +80,12 @@ private struct BatchImporter {
     var count: Int { events.count }
 
     mutating func add(_ line: ArraySlice<UInt8>, lineNumber: Int) throws {
+        guard line.count <= ledger.maxEventBytes else {
+            throw LedgerError(
+                .badInput, "the event is \(line.count) bytes, over the limit of \(ledger.maxEventBytes)",
+                line: lineNumber
+            )
+        }
         let event: LedgerEvent
         do {
             event = try EventCodec.decode(line)
