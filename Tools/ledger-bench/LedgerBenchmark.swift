@@ -1,0 +1,125 @@
+import ActivityModel
+import ArgumentParser
+import Foundation
+import GRDB
+import Ledger
+import LedgerStore
+import LedgerTesting
+import Logging
+
+/// The Ledger's figures of SPEC §8 (import with projections, rebuild, state --at, timeline, audit), each beside
+/// a plain-SQLite raw-JSON baseline doing the naive equivalent in the same run on the same corpus.
+struct LedgerBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ledger", abstract: "Import with projections, rebuild and queries vs raw JSON in SQLite.")
+
+    @Option(help: "Events in the corpus.") var events = 200_000
+    @Option(help: "Events per activity (SPEC §8 asks state --at for an activity with 100 events).") var perActivity = 100
+    @Option(help: "full, normal or off.") var durability = "full"
+    @Option(help: "Queries to time for each percentile figure.") var samples = 1_000
+    @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
+    @Option(help: "Corpus seed.") var seed: UInt64 = 2026
+
+    func run() async throws {
+        guard let level = StoreConfiguration.Durability(rawValue: durability) else {
+            throw ValidationError("--durability must be full, normal or off")
+        }
+        let corpus = CorpusGenerator(seed: seed, activities: max(1, events / perActivity), eventsPerActivity: perActivity)
+        let pid = ProcessInfo.processInfo.processIdentifier
+        let jsonl = directory + "/bench-ledger-\(pid).jsonl"
+        let ledgerPath = directory + "/bench-ledger-\(pid).sqlite"
+        let basePath = directory + "/bench-ledger-raw-\(pid).sqlite"
+        defer {
+            try? FileManager.default.removeItem(atPath: jsonl)
+            Measure.removeDatabase(ledgerPath)
+            Measure.removeDatabase(basePath)
+        }
+        var lines: [String] = []
+        lines.reserveCapacity(corpus.count)
+        for line in corpus.lines() { lines.append(line) }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: jsonl, atomically: false, encoding: .utf8)
+        print("corpus: \(corpus.count) events, \(corpus.activities) activities of \(perActivity) events, synchronous=\(durability)")
+
+        // Import: the whole file in one durable transaction, both sides.
+        let baseline = try NaiveJSONLedger(path: basePath, synchronous: durability)
+        let baseImport = try await Measure.seconds { try baseline.importAll(lines) }
+        var configuration = LedgerConfiguration()
+        configuration.store.durability = level
+        let ledger = try Ledger(path: ledgerPath, configuration: configuration, logger: Logger(label: "bench"))
+        let ledgerImport = try await Measure.seconds {
+            _ = try await ledger.importJSONLines(try JSONLinesReader(path: jsonl))
+        }
+        Self.row("import (decode, compress, hash, projections)", lines.count, ledgerImport, baseline: baseImport,
+                 note: "target ≥ 250k/s")
+
+        // Rebuild: every projection from the log, vs parsing every raw row.
+        let baseRebuild = try await Measure.seconds { try baseline.parseAll() }
+        let ledgerRebuild = try await Measure.seconds { _ = try await ledger.rebuild() }
+        Self.row("rebuild all projections", lines.count, ledgerRebuild, baseline: baseRebuild, note: "target ≥ 1M/s")
+
+        // Queries on random activities at random times inside their life.
+        var random = SeededGenerator(seed: seed)
+        let activities = Self.activityIDs(lines)
+        let picks = (0..<samples).map { _ in (activities.randomElement(using: &random)!, Instant(milliseconds: 0)) }
+        let farFuture = Instant(milliseconds: 4_000_000_000_000)
+        let times = try picks.map { activity, _ -> Instant in
+            let start = try ledger.state(activity: activity, at: farFuture).startsAt.milliseconds
+            return Instant(milliseconds: start + Int64.random(in: 0...(4 * 3_600_000), using: &random))
+        }
+        let statePercentiles = try Self.percentiles(picks.indices.map { i in
+            try Self.time { _ = try ledger.state(activity: picks[i].0, at: times[i]) }
+        })
+        let baseStatePercentiles = try Self.percentiles(picks.indices.map { i in
+            try Self.time { _ = try baseline.naiveState(activity: picks[i].0, at: times[i].rfc3339) }
+        })
+        Self.latency("state --at (activity of \(perActivity) events)", statePercentiles, baseline: baseStatePercentiles, note: "target p99 ≤ 1 ms")
+        let subset = Array(picks.prefix(max(1, samples / 5)))
+        let timeline = try Self.percentiles(subset.map { pick in try Self.time { _ = try ledger.timeline(activity: pick.0) } })
+        let audit = try Self.percentiles(subset.map { pick in try Self.time { _ = try ledger.audit(activity: pick.0) } })
+        let baseAll = try Self.percentiles(subset.map { pick in
+            try Self.time { _ = try baseline.naiveState(activity: pick.0, at: "9999") }
+        })
+        Self.latency("timeline (whole activity)", timeline, baseline: baseAll, note: "target ≤ 5 ms")
+        Self.latency("audit (whole activity)", audit, baseline: baseAll, note: "target ≤ 5 ms")
+
+        try await ledger.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let ledgerBytes = Measure.fileBytes(ledgerPath)
+        let baseBytes = Measure.fileBytes(basePath)
+        print(String(
+            format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (with projections; target ≥ 6x)",
+            "file size" as NSString, Double(ledgerBytes) / Double(lines.count), Double(baseBytes) / Double(lines.count),
+            Double(baseBytes) / Double(max(ledgerBytes, 1))))
+    }
+
+    /// The activity of every request in the corpus.
+    static func activityIDs(_ lines: [String]) -> [String] {
+        lines.compactMap { line in
+            guard line.contains("\"type\":\"request\""), let range = line.range(of: "\"stream\":\"activity:") else { return nil }
+            let rest = line[range.upperBound...]
+            return String(rest[..<rest.firstIndex(of: "\"")!])
+        }
+    }
+
+    static func time(_ body: () throws -> Void) throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    }
+
+    static func percentiles(_ millis: [Double]) -> (p50: Double, p99: Double) {
+        let sorted = millis.sorted()
+        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
+    }
+
+    static func row(_ name: String, _ count: Int, _ seconds: Double, baseline: Double, note: String) {
+        print(String(
+            format: "%-46@ %10.0f /s   baseline %10.0f /s   ratio %.2f   (%@)", name as NSString,
+            Double(count) / seconds, Double(count) / baseline, baseline / seconds, note as NSString))
+    }
+
+    static func latency(_ name: String, _ value: (p50: Double, p99: Double), baseline: (p50: Double, p99: Double), note: String) {
+        print(String(
+            format: "%-46@ p50 %6.3f ms p99 %6.3f ms   baseline p50 %6.3f ms p99 %6.3f ms   (%@)", name as NSString,
+            value.p50, value.p99, baseline.p50, baseline.p99, note as NSString))
+    }
+}
