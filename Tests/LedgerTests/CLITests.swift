@@ -1,0 +1,94 @@
+import ActivityModel
+import Foundation
+import LedgerTesting
+import Testing
+
+/// The CLI as a script would run it: exit codes, one-line reasons naming the line or field, SPEC §7 JSON.
+@Suite("activity-ledger CLI")
+struct CLITests {
+    let directory = TemporaryDirectory()
+    var db: String { directory.file("cli.sqlite") }
+
+    func cli(_ arguments: String..., input: String? = nil) throws -> CommandRunner.Result {
+        let runner = try #require(CommandRunner("activity-ledger"), "activity-ledger not built next to the tests")
+        return try runner.run(arguments, input: input)
+    }
+
+    func imported() throws -> String {
+        let path = directory.file("ride.jsonl")
+        try QueryTests.ride.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try cli("import", path, "--db", db)
+        #expect(result.status == 0, "\(result.stderr)")
+        return path
+    }
+
+    @Test("a refused line exits 2, names the line and field, and writes nothing")
+    func refusedImport() throws {
+        let path = directory.file("bad.jsonl")
+        let bad = QueryTests.ride + "\n" + #"{"stream":"channel:x","type":"dismiss","at":"2026-11-20T21:09:00Z","data":{"by":"user"}}"#
+        try bad.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try cli("import", path, "--db", db)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("line 6"), "\(result.stderr)")
+        #expect(result.stderr.contains("stream"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        let stats = try cli("stats", "--db", db, "--json")
+        #expect(stats.stdout.contains("\"events\":0"), "\(stats.stdout)")
+    }
+
+    @Test("import from stdin, then state --json has the SPEC §7 shape")
+    func stateJSON() throws {
+        let result = try cli("import", "-", "--db", db, input: QueryTests.ride)
+        #expect(result.status == 0, "\(result.stderr)")
+        let state = try cli("state", "R1", "--db", db, "--json", "--at", "2026-11-20T21:10:00Z")
+        #expect(state.status == 0, "\(state.stderr)")
+        let json = try JSONParser.parse(state.stdout)
+        for key in ["activity", "asOf", "phase", "endedBy", "dismissedBy", "attributesType", "attributes", "displayed",
+                    "intended", "token", "events", "lastPosition"] {
+            #expect(json[key] != nil, "missing \(key)")
+        }
+        #expect(json["phase"] == "active")
+        #expect(json["displayed"]?["timestamp"] == .int(1_795_208_700))
+        #expect(json["endedBy"] == .null)
+    }
+
+    @Test("state before the request exits 1 with 'no such activity at T'")
+    func noSuchActivity() throws {
+        _ = try imported()
+        let result = try cli("state", "R1", "--db", db, "--at", "1795200000")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no such activity at"), "\(result.stderr)")
+    }
+
+    @Test("audit --json gives a verdict per update; timeline prints aligned columns")
+    func auditAndTimeline() throws {
+        _ = try imported()
+        let audit = try JSONParser.parse(try cli("audit", "R1", "--db", db, "--json").stdout)
+        #expect(audit["deliveries"]?.arrayValue?.first?["verdict"] == "applied")
+        let timeline = try cli("timeline", "R1", "--db", db)
+        #expect(timeline.stdout.hasPrefix("POS"), "\(timeline.stdout)")
+        #expect(timeline.stdout.split(separator: "\n").count == 6)
+    }
+
+    @Test("replay, verify and digest work on the files a user has")
+    func replayVerifyDigest() throws {
+        _ = try imported()
+        let copy = directory.file("copy.sqlite")
+        let replay = try cli("replay", "--db", db, "--until", "2026-11-20T21:05:00Z", "--into", copy)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(try cli("stats", "--db", copy, "--json").stdout.contains("\"events\":3"))
+        let digest = try cli("digest", "--db", db).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let verify = try cli("verify", "--db", db, "--digest", String(digest.split(separator: " ").last ?? ""))
+        #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+        let again = try cli("replay", "--db", db, "--position", "2", "--into", copy)
+        #expect(again.status == 2, "an existing target file is refused")
+    }
+
+    @Test("a bad option value exits non-zero naming the option")
+    func badOption() throws {
+        _ = try imported()
+        let result = try cli("activities", "--db", db, "--phase", "sleeping")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--phase"), "\(result.stderr)")
+    }
+}
