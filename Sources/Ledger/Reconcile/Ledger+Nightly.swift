@@ -42,7 +42,7 @@ extension Ledger {
 
         var pending: [NightlyEntry] = []
         var scan = NightlyScan(ledger: self, spool: spool, at: at, app: app)
-        while let batch = try scan.next() {
+        while let batch = try await scan.next() {
             for entry in batch {
                 report.summary[entry.finding, default: 0] += 1
                 report.entries.append(entry)
@@ -70,8 +70,7 @@ extension Ledger {
 
     /// The report of a recorded nightly run, if any.
     public func nightlyReport(run: String) throws -> NightlyReport? {
-        try ReconcileRuns.migrate(store.pool)
-        return try ReconcileRuns.report(run: run, store.pool)
+        try ReconcileRuns.report(run: run, store.pool)
     }
 
     /// Appends the run's `reconcile` events; returns how many were new.

@@ -1,4 +1,5 @@
 import ActivityModel
+import Foundation
 import GRDB
 import LedgerStore
 
@@ -6,11 +7,16 @@ import LedgerStore
 /// (SQLite's binary order, compared here on UTF-8 bytes), one ledger page per step.
 struct NightlyScan {
     /// The projection columns that decide whether an activity needs folding.
-    struct ActivityRow {
+    struct ActivityRow: Sendable {
         var activity: String
         var requestedAt: Int64?
         var endedAt: Int64?
         var dismissedAt: Int64?
+    }
+
+    struct Candidate: Sendable {
+        var row: ActivityRow
+        var truth: TruthSpool.Row?
     }
 
     let ledger: Ledger
@@ -33,7 +39,7 @@ struct NightlyScan {
     }
 
     /// The entries of the next ledger page (and of the truth items that fall before it), or nil when done.
-    mutating func next() throws -> [NightlyEntry]? {
+    mutating func next() async throws -> [NightlyEntry]? {
         guard !finished else { return nil }
         let page = try activities.takePage()
         var entries: [NightlyEntry] = []
@@ -49,7 +55,7 @@ struct NightlyScan {
         }
         scanned += page.count
         let t = at.milliseconds
-        var candidates: [(row: ActivityRow, truth: TruthSpool.Row?)] = []
+        var candidates: [Candidate] = []
         for row in page {
             while let item = try truth.peek(), Self.precedes(item.activity, row.activity) {
                 entries.append(missing(item))
@@ -67,20 +73,41 @@ struct NightlyScan {
             // A recorded dismissal or end by `at`: not live and not system-expired, so nothing to find.
             if let dismissed = row.dismissedAt, dismissed <= t { continue }
             if let ended = row.endedAt, ended <= t { continue }
-            candidates.append((row, match))
+            candidates.append(Candidate(row: row, truth: match))
         }
-        entries += try evaluate(candidates)
+        entries += try await evaluate(candidates)
         entries.sort { Self.precedes($0.activity, $1.activity) }
         return entries
     }
 
-    private mutating func evaluate(_ candidates: [(row: ActivityRow, truth: TruthSpool.Row?)]) throws -> [NightlyEntry] {
+    /// Folds and judges the candidates of a page, split over the cores: each chunk reads in its own snapshot
+    /// (the pool's concurrent readers), so the merge order is kept by reassembling the chunks in order.
+    private mutating func evaluate(_ candidates: [Candidate]) async throws -> [NightlyEntry] {
         guard !candidates.isEmpty else { return [] }
+        folded += candidates.count
         let ledger = self.ledger
+        let at = self.at
+        let chunkSize = max(64, (candidates.count + Self.parallelism - 1) / Self.parallelism)
+        let chunks = stride(from: 0, to: candidates.count, by: chunkSize).map {
+            Array(candidates[$0..<min($0 + chunkSize, candidates.count)])
+        }
+        if chunks.count == 1 { return try Self.judge(chunks[0], ledger: ledger, at: at) }
+        return try await withThrowingTaskGroup(of: (Int, [NightlyEntry]).self) { group in
+            for (index, chunk) in chunks.enumerated() {
+                group.addTask { (index, try Self.judge(chunk, ledger: ledger, at: at)) }
+            }
+            var results = [[NightlyEntry]](repeating: [], count: chunks.count)
+            for try await (index, entries) in group { results[index] = entries }
+            return results.flatMap { $0 }
+        }
+    }
+
+    static let parallelism = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+
+    private static func judge(_ candidates: [Candidate], ledger: Ledger, at: Instant) throws -> [NightlyEntry] {
         let histories = try ledger.store.pool.read { db in
             try candidates.map { try ledger.relevantEvents(db, activity: $0.row.activity).map(\.positioned) }
         }
-        folded += candidates.count
         var entries: [NightlyEntry] = []
         for (candidate, events) in zip(candidates, histories) {
             let id = candidate.row.activity

@@ -23,8 +23,10 @@ enum ReconcileRuns {
     }
 
     static func report(run: String, _ pool: DatabasePool) throws -> NightlyReport? {
-        let text = try pool.read { db in
-            try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [run])
+        let text = try pool.read { db -> String? in
+            // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
+            guard try db.tableExists("reconcile_runs") else { return nil }
+            return try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [run])
         }
         guard let text else { return nil }
         guard let json = try? JSONParser.parse(text), var report = NightlyReport(json: json) else {

@@ -6,7 +6,7 @@ import GRDB
 /// the ledger's activities in id order with bounded memory whatever the feed's size (a dictionary of a million
 /// items would cost hundreds of megabytes). Removed on deinit.
 final class TruthSpool {
-    struct Row {
+    struct Row: Sendable {
         var activity: String
         var state: JSONValue?
         var done: Bool
