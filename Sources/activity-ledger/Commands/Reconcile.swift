@@ -1,11 +1,130 @@
+import ActivityModel
 import ArgumentParser
+import Foundation
+import Ledger
 
 struct Reconcile: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "reconcile", abstract: "Not built yet.")
+    static let configuration = CommandConfiguration(
+        commandName: "reconcile",
+        abstract: "Compare the ledger with a device snapshot (resync) or the server's truth (nightly).",
+        subcommands: [ReconcileResync.self, ReconcileNightly.self]
+    )
+}
+
+struct ReconcileResync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resync",
+        abstract: "Plan a foreground resync for an installation's snapshot, and record it.",
+        discussion: """
+            The snapshot is {installation, at, activities: [{activity, attributesType, activityState,
+            contentTimestamp, contentHash, pushToken}]}; it is evaluated as of its `at`. The snapshot is recorded as
+            device observations and the plan as reconcile events; re-sending the same snapshot changes nothing and
+            prints the same plan.
+
+            Example:
+              activity-ledger reconcile resync --snapshot snapshot.json --json
+            """
+    )
 
     @OptionGroup var options: GlobalOptions
 
+    @Option(help: "The snapshot JSON file, or - for standard input.")
+    var snapshot: String
+
+    @Option(help: "Only this app's activities (as an API key's app would).")
+    var app: String?
+
     func run() async throws {
-        throw ValidationError("'reconcile' is not built yet")
+        try await runReporting {
+            let bytes: Data
+            if snapshot == "-" {
+                bytes = FileHandle.standardInput.readDataToEndOfFile()
+            } else {
+                guard let data = FileManager.default.contents(atPath: snapshot) else {
+                    throw LedgerError(.badInput, "cannot read \(snapshot)", field: "snapshot")
+                }
+                bytes = data
+            }
+            let parsed = try DeviceSnapshot(json: [UInt8](bytes))
+            let ledger = try options.openLedger()
+            let plan = try await ledger.resync(snapshot: parsed, app: app)
+            if options.json {
+                printJSON(plan.json)
+            } else {
+                print(ReconcileText.render(plan, at: parsed.at))
+            }
+        }
     }
+}
+
+struct ReconcileNightly: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nightly",
+        abstract: "Reconcile every activity against the app server's truth feed, and record the run.",
+        discussion: """
+            The truth feed is JSON Lines {activity, state, done, at}. Findings per activity, the first that applies:
+            leaked, expired, deadToken, drift, undelivered; truth items with no activity are missing. Phases are
+            evaluated as of --at (default now). Lines that do not parse are listed and skipped, or with --strict
+            stop the run before anything is recorded (exit 2). Re-running a run id prints the recorded report.
+
+            Example:
+              activity-ledger reconcile nightly --truth truth.jsonl --run-id 2026-11-21 --actions actions.jsonl
+              app-server-dump | activity-ledger reconcile nightly --truth - --run-id 2026-11-21 --json
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The truth feed (JSON Lines), or - for standard input.")
+    var truth: String
+
+    @Option(name: .customLong("run-id"), help: "The run's id; re-running it changes nothing.")
+    var runID: String
+
+    @Option(help: "RFC 3339 time or Unix seconds to evaluate phases at (default now).")
+    var at: String?
+
+    @Option(help: "Write the actions as JSON Lines (one APNs-ready action per line) to this file.")
+    var actions: String?
+
+    @Flag(help: "Stop before recording anything when a truth line does not parse.")
+    var strict = false
+
+    @Option(help: "Only this app's activities (as an API key's app would).")
+    var app: String?
+
+    func run() async throws {
+        try await runReporting {
+            let asOf = try at.map { try parseTime($0, option: "at") } ?? Instant.now
+            let ledger = try options.openLedger()
+            let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)
+            let progress = Progress("reconciling")
+            let report = try await ledger.nightly(truth: reader, runID: runID, at: asOf, strict: strict, app: app) {
+                step in progress.update(step.done, of: 0, unit: step.phase == .readingTruth ? " truth bytes" : " activities")
+            }
+            progress.finish()
+            if let actions, report.status != .stopped {
+                let sink = try LineSink(path: actions)
+                for entry in report.entries where entry.action.action != .none {
+                    try sink.write(entry.json.compactBytes)
+                }
+                try sink.close()
+            }
+            if options.json {
+                printJSON(report.json)
+            } else {
+                print(ReconcileText.render(report))
+            }
+            if report.status == .stopped {
+                let first = report.invalidLines.first.map { "line \($0.line): \($0.reason)" } ?? ""
+                throw LedgerError(
+                    .badInput, "--strict: \(report.invalidLineCount) truth line(s) do not parse, nothing recorded; \(first)")
+            }
+        }
+    }
+}
+
+extension Instant {
+    /// The machine's clock, used only when the caller gave no time.
+    static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
 }

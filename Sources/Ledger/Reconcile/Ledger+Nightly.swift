@@ -1,0 +1,118 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+import Logging
+
+extension Ledger {
+    /// SPEC §5 nightly reconciliation of the ledger against the app server's truth feed, as of `at`.
+    ///
+    /// Streams: the feed is spooled into a temporary SQLite file, then merged in activity-id order with the
+    /// `activities` projection read a page at a time; only activities that can have a finding are folded (no
+    /// recorded dismissal by `at`, and no recorded end by `at`). Memory is bounded by a page, plus the report's
+    /// entries (one per activity with a finding).
+    ///
+    /// Records one `reconcile` event (`source: ledger`, deterministic id) per activity with a finding, at `at`,
+    /// then the report in `reconcile_runs`. Re-running a recorded run id evaluates nothing, adds nothing and
+    /// returns the recorded report with status `alreadyRecorded`.
+    ///
+    /// Invalid truth lines are listed with their line numbers and skipped; with `strict`, any invalid line stops
+    /// the run before anything is recorded (status `stopped`, no findings evaluated).
+    ///
+    /// - Parameter app: when given, only this app's activities are evaluated; truth items about other
+    ///   activities are `missing`, and are recorded only on streams no other app owns.
+    public func nightly(
+        truth: JSONLinesReader, runID: String, at: Instant, strict: Bool = false, app: String? = nil,
+        progress: @escaping (NightlyProgress) -> Void = { _ in }
+    ) async throws -> NightlyReport {
+        guard !runID.isEmpty else { throw LedgerError(.badInput, "the run id must not be empty", field: "run-id") }
+        try ReconcileRuns.migrate(store.pool)
+        if let recorded = try ReconcileRuns.report(run: runID, store.pool) { return recorded }
+
+        let spool = try TruthSpool()
+        try spool.load(truth) { progress(NightlyProgress(phase: .readingTruth, done: $0)) }
+        var report = NightlyReport(
+            run: runID, at: at, status: .recorded, strict: strict, summary: [:], entries: [],
+            invalidLines: spool.invalid, invalidLineCount: spool.invalidCount, truthLines: spool.lines,
+            truthItems: try spool.count(), activitiesScanned: 0, activitiesFolded: 0, recordedEvents: 0)
+        if strict && spool.invalidCount > 0 {
+            report.status = .stopped
+            return report
+        }
+
+        var pending: [NightlyEntry] = []
+        var scan = NightlyScan(ledger: self, spool: spool, at: at, app: app)
+        while let batch = try await scan.next() {
+            for entry in batch {
+                report.summary[entry.finding, default: 0] += 1
+                report.entries.append(entry)
+                pending.append(entry)
+            }
+            report.activitiesScanned = scan.scanned
+            report.activitiesFolded = scan.folded
+            progress(NightlyProgress(phase: .evaluating, done: Int64(scan.scanned)))
+            if pending.count >= 2048 {
+                report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
+        for finding in NightlyFinding.allCases where report.summary[finding] == nil { report.summary[finding] = 0 }
+        try ReconcileRuns.save(report, store.pool, recordedAt: Self.now())
+        logger.info(
+            "nightly run recorded",
+            metadata: [
+                "ledger.reconcile.run": "\(runID)", "ledger.reconcile.findings": "\(report.entries.count)",
+                "ledger.reconcile.folded": "\(report.activitiesFolded)",
+            ])
+        return report
+    }
+
+    /// The report of a recorded nightly run, if any.
+    public func nightlyReport(run: String) throws -> NightlyReport? {
+        try ReconcileRuns.report(run: run, store.pool)
+    }
+
+    /// Appends the run's `reconcile` events; returns how many were new.
+    private func record(_ entries: [NightlyEntry], run: String, at: Instant, app: String?) async throws -> Int {
+        guard !entries.isEmpty else { return 0 }
+        var events: [LedgerEvent] = []
+        for entry in entries {
+            let stream = "activity:" + entry.activity
+            // A truth item naming another app's activity is reported, never written to that app's stream.
+            if let app, entry.finding == .missing, let owner = try owner(ofStream: stream), owner != app { continue }
+            events.append(
+                LedgerEvent(
+                    id: ReconcileIDs.id(run: run, activity: entry.activity, kind: "reconcile"),
+                    stream: .activity(entry.activity), at: at, source: .ledger,
+                    data: .reconcile(
+                        ReconcileData(
+                            run: run, action: entry.action.action, reason: entry.action.reason,
+                            finding: entry.finding.rawValue))))
+        }
+        return try await append(events, app: app).filter { !$0.duplicate }.count
+    }
+}
+
+/// Progress of a nightly run, for a CLI progress line.
+public struct NightlyProgress: Sendable {
+    public enum Phase: String, Sendable { case readingTruth, evaluating }
+    public var phase: Phase
+    /// Bytes of truth read, or ledger activities scanned.
+    public var done: Int64
+}
+
+extension Ledger {
+    /// `nightly` over a truth feed held in memory (an HTTP upload): spooled through a temporary file, so the run
+    /// itself streams the same way as from a file.
+    public func nightly(
+        truthBytes: some Collection<UInt8>, runID: String, at: Instant, strict: Bool = false, app: String? = nil
+    ) async throws -> NightlyReport {
+        let path = FileManager.default.temporaryDirectory.path + "/ledger-truth-upload-\(UUID().uuidString).jsonl"
+        guard FileManager.default.createFile(atPath: path, contents: Data(truthBytes)) else {
+            throw LedgerError(.storage, "cannot spool the truth feed to \(path)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try await nightly(truth: try JSONLinesReader(path: path), runID: runID, at: at, strict: strict, app: app)
+    }
+}

@@ -1,0 +1,100 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+import Logging
+
+extension Ledger {
+    /// SPEC §5 foreground resync: the plan for an installation's snapshot, evaluated as of the snapshot's `at`,
+    /// recorded in the ledger.
+    ///
+    /// Folds every activity of the installation (projection `activities.installation`) and every activity in the
+    /// snapshot as of `snapshot.at`, lets `ResyncPlanner` decide, then appends, at `snapshot.at`:
+    /// - one `observe` event (`source: device`) per snapshot entry, on the activity's stream — what was seen;
+    /// - one `reconcile` event (`source: ledger`, run `resync:<installation>:<at>`) per planned action, `none`
+    ///   included — what was decided.
+    ///
+    /// Event ids are derived from the run, activity and kind, and the fold leaves this run's own events out, so
+    /// re-sending the same snapshot appends nothing and returns the same plan. A different snapshot for the same
+    /// installation and `at` is refused as a conflict.
+    ///
+    /// Adopted activities (the device has one the ledger never saw) get the `observe` and the `reconcile(adopt)`
+    /// on their stream, but no invented `request`: their attributes and content are unknown, so `state` keeps
+    /// answering "no such activity" until the app reports the request.
+    ///
+    /// - Parameter app: when given, only this app's activities are considered and written; a snapshot entry
+    ///   whose stream another app owns is refused (`forbidden`).
+    public func resync(snapshot: DeviceSnapshot, app: String? = nil) async throws -> ResyncPlan {
+        let run = ReconcileIDs.resyncRun(snapshot)
+        let plan = try plan(snapshot: snapshot, run: run, app: app)
+        var events: [LedgerEvent] = []
+        var observed: Set<String> = []
+        for entry in snapshot.activities where observed.insert(entry.activity).inserted {
+            events.append(
+                LedgerEvent(
+                    id: ReconcileIDs.id(run: run, activity: entry.activity, kind: "observe"),
+                    stream: .activity(entry.activity), at: snapshot.at, source: .device,
+                    data: .observe(
+                        ObserveData(
+                            activityState: entry.activityState, contentTimestamp: entry.contentTimestamp,
+                            contentHash: entry.contentHash))))
+        }
+        for action in plan.actions {
+            events.append(
+                LedgerEvent(
+                    id: ReconcileIDs.id(run: run, activity: action.activity, kind: "reconcile"),
+                    stream: .activity(action.activity), at: snapshot.at, source: .ledger,
+                    data: .reconcile(ReconcileData(run: run, action: action.action, reason: action.reason))))
+        }
+        let outcomes = try await append(events, app: app)
+        logger.info(
+            "resync planned",
+            metadata: [
+                "ledger.reconcile.run": "\(run)", "ledger.reconcile.actions": "\(plan.actions.count)",
+                "ledger.reconcile.appended": "\(outcomes.filter { !$0.duplicate }.count)",
+            ])
+        return plan
+    }
+
+    /// The plan without recording it (the fold leaves out events this run already recorded).
+    func plan(snapshot: DeviceSnapshot, run: String, app: String?) throws -> ResyncPlan {
+        let own = Set(
+            snapshot.activities.flatMap { entry in
+                ["observe", "reconcile"].map { ReconcileIDs.id(run: run, activity: entry.activity, kind: $0) }
+            })
+        let states: [ActivityState] = try store.pool.read { db in
+            var ids = try installationActivities(db, installation: snapshot.installation, app: app)
+            ids += snapshot.activities.map(\.activity)
+            var seen: Set<String> = []
+            var states: [ActivityState] = []
+            for id in ids where seen.insert(id).inserted {
+                let ownIDs = own.union([ReconcileIDs.id(run: run, activity: id, kind: "reconcile")])
+                let events = try relevantEvents(db, activity: id).map(\.positioned).filter {
+                    !ownIDs.contains($0.event.id ?? "")
+                }
+                // No request by `at`: the ledger never saw it (yet) — the planner adopts it.
+                guard let state = try? ActivityFold.state(activity: id, events: events, asOf: snapshot.at) else {
+                    continue
+                }
+                states.append(state)
+            }
+            return states
+        }
+        return ResyncPlanner.plan(snapshot: snapshot, ledger: states, now: snapshot.at)
+    }
+
+    private func installationActivities(_ db: Database, installation: String, app: String?) throws -> [String] {
+        if let app {
+            return try String.fetchAll(
+                db,
+                sql: """
+                    SELECT a.activity FROM activities a JOIN stream_owners o ON o.stream = 'activity:' || a.activity
+                    WHERE a.installation = ? AND o.app = ? ORDER BY a.activity
+                    """,
+                arguments: [installation, app])
+        }
+        return try String.fetchAll(
+            db, sql: "SELECT activity FROM activities WHERE installation = ? ORDER BY activity",
+            arguments: [installation])
+    }
+}

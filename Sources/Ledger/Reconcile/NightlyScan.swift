@@ -1,0 +1,155 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+
+/// The nightly merge: the `activities` projection and the spooled truth, both walked in activity-id order
+/// (SQLite's binary order, compared here on UTF-8 bytes), one ledger page per step.
+struct NightlyScan {
+    /// The projection columns that decide whether an activity needs folding.
+    struct ActivityRow: Sendable {
+        var activity: String
+        var requestedAt: Int64?
+        var endedAt: Int64?
+        var dismissedAt: Int64?
+    }
+
+    struct Candidate: Sendable {
+        var row: ActivityRow
+        var truth: TruthSpool.Row?
+    }
+
+    let ledger: Ledger
+    let at: Instant
+    private var activities: SortedCursor<ActivityRow>
+    private var truth: SortedCursor<TruthSpool.Row>
+    private var finished = false
+    private(set) var scanned = 0
+    private(set) var folded = 0
+    static let pageSize = 1024
+
+    init(ledger: Ledger, spool: TruthSpool, at: Instant, app: String?) {
+        self.ledger = ledger
+        self.at = at
+        let pool = ledger.store.pool
+        activities = SortedCursor { after in
+            try pool.read { db in try Self.page(db, after: after?.activity, app: app) }
+        }
+        truth = SortedCursor { after in try spool.page(after: after?.activity) }
+    }
+
+    /// The entries of the next ledger page (and of the truth items that fall before it), or nil when done.
+    mutating func next() async throws -> [NightlyEntry]? {
+        guard !finished else { return nil }
+        let page = try activities.takePage()
+        var entries: [NightlyEntry] = []
+        guard !page.isEmpty else {
+            // Truth items after the last activity: none of them has one.
+            while let item = try truth.peek() {
+                entries.append(missing(item))
+                truth.advance()
+                if entries.count == Self.pageSize { return entries }
+            }
+            finished = true
+            return entries.isEmpty ? nil : entries
+        }
+        scanned += page.count
+        let t = at.milliseconds
+        var candidates: [Candidate] = []
+        for row in page {
+            while let item = try truth.peek(), Self.precedes(item.activity, row.activity) {
+                entries.append(missing(item))
+                truth.advance()
+            }
+            var match: TruthSpool.Row?
+            if let item = try truth.peek(), item.activity == row.activity {
+                match = item
+                truth.advance()
+            }
+            guard let requested = row.requestedAt, requested <= t else {
+                if let match { entries.append(missing(match)) }
+                continue
+            }
+            // A recorded dismissal or end by `at`: not live and not system-expired, so nothing to find.
+            if let dismissed = row.dismissedAt, dismissed <= t { continue }
+            if let ended = row.endedAt, ended <= t { continue }
+            candidates.append(Candidate(row: row, truth: match))
+        }
+        entries += try await evaluate(candidates)
+        entries.sort { Self.precedes($0.activity, $1.activity) }
+        return entries
+    }
+
+    /// Folds and judges the candidates of a page, split over the cores: each chunk reads in its own snapshot
+    /// (the pool's concurrent readers), so the merge order is kept by reassembling the chunks in order.
+    private mutating func evaluate(_ candidates: [Candidate]) async throws -> [NightlyEntry] {
+        guard !candidates.isEmpty else { return [] }
+        folded += candidates.count
+        let ledger = self.ledger
+        let at = self.at
+        let chunkSize = max(64, (candidates.count + Self.parallelism - 1) / Self.parallelism)
+        let chunks = stride(from: 0, to: candidates.count, by: chunkSize).map {
+            Array(candidates[$0..<min($0 + chunkSize, candidates.count)])
+        }
+        if chunks.count == 1 { return try Self.judge(chunks[0], ledger: ledger, at: at) }
+        return try await withThrowingTaskGroup(of: (Int, [NightlyEntry]).self) { group in
+            for (index, chunk) in chunks.enumerated() {
+                group.addTask { (index, try Self.judge(chunk, ledger: ledger, at: at)) }
+            }
+            var results = [[NightlyEntry]](repeating: [], count: chunks.count)
+            for try await (index, entries) in group { results[index] = entries }
+            return results.flatMap { $0 }
+        }
+    }
+
+    static let parallelism = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+
+    private static func judge(_ candidates: [Candidate], ledger: Ledger, at: Instant) throws -> [NightlyEntry] {
+        let histories = try ledger.store.pool.read { db in
+            try candidates.map { try ledger.relevantEvents(db, activity: $0.row.activity).map(\.positioned) }
+        }
+        var entries: [NightlyEntry] = []
+        for (candidate, events) in zip(candidates, histories) {
+            let id = candidate.row.activity
+            guard let state = try? ActivityFold.state(activity: id, events: events, asOf: at) else { continue }
+            let entry = NightlyRules.evaluate(
+                state: state, truth: candidate.truth, facts: .init(recordedEnd: false), at: at,
+                deliveries: { DeliveryVerdicts.audit(activity: id, events: events, asOf: at) })
+            if let entry { entries.append(entry) }
+        }
+        return entries
+    }
+
+    private func missing(_ item: TruthSpool.Row) -> NightlyEntry {
+        NightlyEntry(
+            finding: .missing,
+            action: .init(
+                activity: item.activity, action: .none,
+                reason: "the truth (line \(item.line)) names an activity the ledger does not have at \(at.rfc3339)"))
+    }
+
+    static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+    static func page(_ db: Database, after: String?, app: String?) throws -> [ActivityRow] {
+        let rows: [Row]
+        if let app {
+            rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT a.activity, a.requested_at, a.ended_at, a.dismissed_at FROM activities a
+                    JOIN stream_owners o ON o.stream = 'activity:' || a.activity AND o.app = ?
+                    WHERE a.activity > ? ORDER BY a.activity LIMIT ?
+                    """,
+                arguments: [app, after ?? "", pageSize])
+        } else {
+            rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT activity, requested_at, ended_at, dismissed_at FROM activities
+                    WHERE activity > ? ORDER BY activity LIMIT ?
+                    """,
+                arguments: [after ?? "", pageSize])
+        }
+        return rows.map { ActivityRow(activity: $0[0], requestedAt: $0[1], endedAt: $0[2], dismissedAt: $0[3]) }
+    }
+}

@@ -1,0 +1,47 @@
+import ActivityModel
+import Foundation
+import GRDB
+
+/// The `reconcile_runs` table: one row per recorded nightly run with its report, so re-running a run id returns
+/// the recorded report without evaluating anything (the report holds payloads and counts that the `reconcile`
+/// events alone do not). Created by this target's own migration, `ledger.201_reconcile_runs`.
+enum ReconcileRuns {
+    static let sql = """
+        -- Nightly reconciliation runs: the report of each run id, written after its reconcile events.
+        CREATE TABLE reconcile_runs (
+            run TEXT PRIMARY KEY NOT NULL,
+            at INTEGER NOT NULL,            -- the run's time (Unix ms)
+            recorded_at INTEGER NOT NULL,   -- when it was recorded (Unix ms)
+            report TEXT NOT NULL            -- the report JSON (status recorded)
+        ) WITHOUT ROWID;
+        """
+
+    static func migrate(_ pool: DatabasePool) throws {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("ledger.201_reconcile_runs") { db in try db.execute(sql: sql) }
+        try migrator.migrate(pool)
+    }
+
+    static func report(run: String, _ pool: DatabasePool) throws -> NightlyReport? {
+        let text = try pool.read { db -> String? in
+            // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
+            guard try db.tableExists("reconcile_runs") else { return nil }
+            return try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [run])
+        }
+        guard let text else { return nil }
+        guard let json = try? JSONParser.parse(text), var report = NightlyReport(json: json) else {
+            throw LedgerError(.storage, "the recorded report of run \(run) is unreadable")
+        }
+        report.status = .alreadyRecorded
+        report.recordedEvents = 0
+        return report
+    }
+
+    static func save(_ report: NightlyReport, _ pool: DatabasePool, recordedAt: Instant) throws {
+        try pool.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO reconcile_runs (run, at, recorded_at, report) VALUES (?, ?, ?, ?)",
+                arguments: [report.run, report.at.milliseconds, recordedAt.milliseconds, report.json.compactString])
+        }
+    }
+}

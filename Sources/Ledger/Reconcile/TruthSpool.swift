@@ -1,0 +1,115 @@
+import ActivityModel
+import Foundation
+import GRDB
+
+/// The truth feed spooled into a temporary SQLite file, keyed by activity, so the nightly job can merge it with
+/// the ledger's activities in id order with bounded memory whatever the feed's size (a dictionary of a million
+/// items would cost hundreds of megabytes). Removed on deinit.
+final class TruthSpool {
+    struct Row: Sendable {
+        var activity: String
+        var state: JSONValue?
+        var done: Bool
+        var line: Int
+    }
+
+    let path: String
+    private let queue: DatabaseQueue
+    private(set) var items = 0
+    private(set) var lines = 0
+    /// The first invalid lines (at most `invalidLimit`), and how many there were in all.
+    private(set) var invalid: [InvalidTruthLine] = []
+    private(set) var invalidCount = 0
+    static let invalidLimit = 1000
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.path + "/ledger-truth-\(UUID().uuidString.prefix(12)).sqlite"
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -16000")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE truth (
+                        activity TEXT PRIMARY KEY NOT NULL, state TEXT, done INTEGER NOT NULL,
+                        at INTEGER, line INTEGER NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+        }
+    }
+
+    deinit {
+        for file in [path, path + "-journal", path + "-wal", path + "-shm"] {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+    }
+
+    /// Reads the whole feed; invalid lines are counted (and the first ones kept), never thrown.
+    func load(_ reader: JSONLinesReader, progress: (Int64) -> Void = { _ in }) throws {
+        var batch: [TruthItem] = []
+        batch.reserveCapacity(8192)
+        while let line = try reader.next() {
+            lines = reader.lineNumber
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            do {
+                batch.append(try TruthItem(line: line, number: reader.lineNumber))
+            } catch let error as LedgerError {
+                invalidCount += 1
+                if invalid.count < Self.invalidLimit {
+                    invalid.append(InvalidTruthLine(line: reader.lineNumber, reason: error.message))
+                }
+            }
+            if batch.count == 8192 {
+                try insert(batch)
+                batch.removeAll(keepingCapacity: true)
+                progress(reader.bytesRead)
+            }
+        }
+        try insert(batch)
+    }
+
+    private func insert(_ batch: [TruthItem]) throws {
+        guard !batch.isEmpty else { return }
+        try queue.inTransaction { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO truth (activity, state, done, at, line) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (activity) DO UPDATE SET state = excluded.state, done = excluded.done,
+                        at = excluded.at, line = excluded.line
+                    WHERE coalesce(excluded.at, -9223372036854775808) >= coalesce(truth.at, -9223372036854775808)
+                    """)
+            for item in batch {
+                try statement.execute(arguments: [
+                    item.activity, item.state.map { CanonicalJSON.bytes($0) }.map { String(decoding: $0, as: UTF8.self) },
+                    item.done, item.at?.milliseconds, item.line,
+                ])
+            }
+            return .commit
+        }
+        items += batch.count
+    }
+
+    /// Distinct activities in the spool.
+    func count() throws -> Int {
+        try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM truth") ?? 0 }
+    }
+
+    /// Up to `limit` rows after `after`, in activity order.
+    func page(after: String?, limit: Int = 4096) throws -> [Row] {
+        try queue.read { db in
+            try Self.fetch(
+                db, sql: "SELECT activity, state, done, line FROM truth WHERE activity > ? ORDER BY activity LIMIT ?",
+                arguments: [after ?? "", limit])
+        }
+    }
+
+    private static func fetch(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Row] {
+        try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            let text: String? = row[1]
+            return Row(
+                activity: row[0], state: text.flatMap { try? JSONParser.parse($0) }, done: row[2], line: row[3])
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import ActivityModel
+import Foundation
+import GRDB
+import Ledger
+import LedgerStore
+import LedgerTesting
+import Testing
+
+@Suite("Reconcile: nightly job")
+struct ReconcileNightlyTests {
+    typealias F = ReconcileFixtures
+    /// The run's time: two hours after the rides start.
+    static let runAt = F.instant(120)
+
+    /// One case per finding, plus a healthy activity that must not be reported.
+    static let ledgerEvents = F.lines(
+        // drift: the server's truth was never sent.
+        F.request("DRIFT"), F.update("DRIFT", at: 5, state: #"{"eta":3}"#),
+        // leaked: the truth says done, the activity is live.
+        F.request("LEAK"),
+        // expired: started 9 h before the run, no recorded end.
+        F.request("EXP", at: -420),
+        // deadToken: its only token got a 410.
+        F.request("DEAD"), F.token("DEAD", at: 1, token: "dd01"),
+        F.push("DEAD", at: 2, refersTo: "x", status: 410, reason: "Unregistered", token: "dd01"),
+        // undelivered: the intended update was refused by APNs.
+        F.request("UNDL"), F.token("UNDL", at: 1, token: "ee01"),
+        F.update("UNDL", at: 5, state: #"{"eta":2}"#, eventID: "20000000-0000-4000-8000-000000000001"),
+        F.push("UNDL", at: 6, refersTo: "20000000-0000-4000-8000-000000000001", status: 400, reason: "BadDeviceToken", token: "ee01"),
+        // healthy: truth equals the intended content (keys in another order, 3.0 == 3).
+        F.request("OK", state: #"{"eta":3,"car":"red"}"#),
+        // ended and recorded: nothing to find even though the truth differs.
+        F.request("DONE"), F.end("DONE", at: 30))
+
+    static let truth = F.lines(
+        F.truth("DRIFT", state: #"{"eta":1}"#), F.truth("LEAK", state: #"{"eta":0}"#, done: true),
+        F.truth("UNDL", state: #"{"eta":2}"#), F.truth("OK", state: #"{"car":"red","eta":3.0}"#),
+        F.truth("DONE", state: #"{"eta":9}"#), F.truth("GHOST", state: #"{"eta":1}"#))
+
+    static func run(_ temp: TemporaryLedger, truth: String = truth, runID: String = "night-1", strict: Bool = false)
+        async throws -> NightlyReport
+    {
+        try await temp.ledger.nightly(
+            truth: try F.reader(truth, in: temp, name: "\(runID)-\(strict).jsonl"), runID: runID, at: runAt,
+            strict: strict)
+    }
+
+    @Test(
+        "each finding kind is found on its case, with its action",
+        arguments: [
+            ("DRIFT", NightlyFinding.drift, ReconcileAction.update), ("LEAK", .leaked, .end), ("EXP", .expired, .cleanup),
+            ("DEAD", .deadToken, .rebind), ("UNDL", .undelivered, .update), ("GHOST", .missing, .none),
+        ])
+    func findingKinds(activity: String, finding: NightlyFinding, action: ReconcileAction) async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let report = try await Self.run(temp)
+        let entry = try #require(report.entries.first { $0.activity == activity })
+        #expect(entry.finding == finding, "\(entry.action.reason)")
+        #expect(entry.action.action == action)
+        #expect((entry.action.payload != nil) == (action == .update || action == .end))
+        if let aps = entry.action.payload?["aps"] {
+            #expect(aps["timestamp"]?.numberValue?.int64Value == Self.runAt.seconds)
+        }
+    }
+
+    @Test("only the planted cases are reported, and the summary counts them")
+    func nothingElse() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let report = try await Self.run(temp)
+        #expect(report.entries.map(\.activity) == ["DEAD", "DRIFT", "EXP", "GHOST", "LEAK", "UNDL"])
+        #expect(report.summary == [.drift: 1, .leaked: 1, .expired: 1, .deadToken: 1, .undelivered: 1, .missing: 1])
+        #expect(report.json["summary"] == ["drift": 1, "leaked": 1, "expired": 1, "deadToken": 1, "undelivered": 1, "missing": 1])
+        #expect(report.status == .recorded)
+        #expect(report.recordedEvents == 6)
+    }
+
+    @Test("drift resends the truth, leaked ends with the final truth")
+    func payloads() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let report = try await Self.run(temp)
+        let drift = try #require(report.entries.first { $0.activity == "DRIFT" })
+        #expect(drift.action.payload?["aps"]?["content-state"] == ["eta": 1])
+        let leak = try #require(report.entries.first { $0.activity == "LEAK" })
+        #expect(leak.action.payload?["aps"]?["event"] == "end")
+        #expect(leak.action.payload?["aps"]?["content-state"] == ["eta": 0])
+        let undelivered = try #require(report.entries.first { $0.activity == "UNDL" })
+        #expect(undelivered.token == "ee01")
+    }
+
+    @Test("the run is recorded as reconcile events, and re-running it adds nothing and says so")
+    func idempotentRun() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let first = try await Self.run(temp)
+        let state = try temp.ledger.state(activity: "DRIFT", at: Self.runAt)
+        #expect(state.counters.reconciles == 1)
+        let position = try temp.ledger.store.lastPosition()
+        let again = try await Self.run(temp, truth: F.truth("OTHER", state: nil))
+        #expect(again.status == .alreadyRecorded)
+        #expect(again.json["alreadyRecorded"] == true)
+        #expect(again.entries == first.entries)
+        #expect(again.summary == first.summary)
+        #expect(try temp.ledger.store.lastPosition() == position)
+    }
+
+    @Test("phases are evaluated as of the run's time, not the machine clock")
+    func asOfRunTime() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        // One hour after EXP's request nothing had expired yet.
+        let early = try await temp.ledger.nightly(
+            truth: try F.reader("", in: temp), runID: "early", at: F.instant(-360))
+        #expect(early.summary[.expired] == 0)
+    }
+
+    @Test("lenient: a bad truth line is reported with its number and skipped")
+    func lenientBadLines() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let truth = F.lines(F.truth("DRIFT", state: #"{"eta":1}"#), "{not json", #"{"activity":"X","done":"yes"}"#)
+        let report = try await Self.run(temp, truth: truth)
+        #expect(report.status == .recorded)
+        #expect(report.invalidLines.map(\.line) == [2, 3])
+        #expect(report.invalidLines[1].reason.contains("done"))
+        #expect(report.json["invalidLineHandling"] == "skipped")
+        #expect(report.summary[.drift] == 1)
+    }
+
+    @Test("strict: a bad truth line stops the run before anything is recorded")
+    func strictBadLines() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let position = try temp.ledger.store.lastPosition()
+        let truth = F.lines(F.truth("DRIFT", state: #"{"eta":1}"#), "[1,2]")
+        let report = try await Self.run(temp, truth: truth, strict: true)
+        #expect(report.status == .stopped)
+        #expect(report.entries.isEmpty)
+        #expect(report.invalidLines.map(\.line) == [2])
+        #expect(report.json["invalidLineHandling"] == "stopped")
+        #expect(try temp.ledger.store.lastPosition() == position)
+        #expect(try temp.ledger.nightlyReport(run: "night-1") == nil)
+        // Nothing was recorded, so the same run id can run again once the feed is fixed.
+        let fixed = try await Self.run(temp, truth: F.truth("DRIFT", state: #"{"eta":1}"#), strict: true)
+        #expect(fixed.status == .recorded)
+    }
+}

@@ -1,0 +1,188 @@
+import ActivityModel
+import ArgumentParser
+import Foundation
+import GRDB
+import Ledger
+import LedgerStore
+import Logging
+
+/// SPEC §8 "nightly reconcile over 1M activities ≤ 15 s", beside a plain-SQLite baseline in the same run:
+/// a table of one raw JSON content per activity joined with the truth loaded into a table (what a hand-written
+/// SQL job would do: no phases, no verdicts, no recording).
+///
+/// Call it with `try await NightlyBenchmark.run(activities: 1_000_000, directory: NSTemporaryDirectory())`, or
+/// add `NightlyBenchmarkCommand.self` to the bench's subcommands (`ledger-bench nightly --activities N`).
+enum NightlyBenchmark {
+    static func run(activities count: Int, directory: String, durability: StoreConfiguration.Durability = .off)
+        async throws
+    {
+        let pid = ProcessInfo.processInfo.processIdentifier
+        let ledgerPath = directory + "/bench-nightly-\(pid).sqlite"
+        let basePath = directory + "/bench-nightly-base-\(pid).sqlite"
+        let truthPath = directory + "/bench-nightly-truth-\(pid).jsonl"
+        for path in [ledgerPath, basePath] { Measure.removeDatabase(path) }
+        defer {
+            for path in [ledgerPath, basePath] { Measure.removeDatabase(path) }
+            try? FileManager.default.removeItem(atPath: truthPath)
+        }
+        let workload = NightlyWorkload(count: count)
+        print("nightly: \(count) activities, 3–4 events each, 1 in 100 with a planted finding")
+
+        var configuration = LedgerConfiguration()
+        configuration.store.durability = durability
+        let ledger = try Ledger(path: ledgerPath, configuration: configuration, logger: Logger(label: "bench"))
+        let generate = try await Measure.seconds {
+            var batch: [LedgerEvent] = []
+            for index in 0..<count {
+                batch += workload.events(index)
+                if batch.count >= 8192 {
+                    _ = try await ledger.append(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            _ = try await ledger.append(batch)
+        }
+        try workload.writeTruth(to: truthPath)
+        print(String(format: "  generated the ledger in %.1f s, the truth feed (%d lines)", generate, workload.truthLines))
+
+        resetPeakRSS()
+        let before = Measure.currentRSSMiB() ?? 0
+        var report: NightlyReport?
+        let seconds = try await Measure.seconds {
+            report = try await ledger.nightly(
+                truth: try JSONLinesReader(path: truthPath), runID: "bench", at: workload.runAt)
+        }
+        let peak = Measure.peakRSSMiB() ?? 0
+        guard let report else { return }
+        let findings = NightlyFinding.allCases.map { "\($0.rawValue) \(report.summary[$0] ?? 0)" }
+        print(String(format: "  nightly:  %6.2f s  %@  (folded %d, findings %d: %@)", seconds,
+            Measure.rate(count, seconds), report.activitiesFolded, report.entries.count, findings.joined(separator: ", ")))
+        print(String(format: "  memory:   RSS %.0f MiB before, peak %.0f MiB during the run", before, peak))
+        let expected = workload.expectedFindings
+        print("  planted:  \(expected) findings; reported \(report.entries.count)\(report.entries.count == expected ? "" : "  MISMATCH")")
+
+        let baseline = try await Measure.seconds { try baselineJoin(basePath, workload: workload, truthPath: truthPath) }
+        print(String(format: "  baseline: %6.2f s  %@  (raw JSON table ⋈ truth table, load + join, no fold)", baseline,
+            Measure.rate(count, baseline)))
+        print(String(format: "  target ≤ 15 s for 1M activities: %@ (%.2f s scaled to 1M)",
+            seconds / Double(count) * 1_000_000 <= 15 ? "met" : "NOT met", seconds / Double(count) * 1_000_000))
+    }
+
+    /// Loads raw JSON (one content per activity) and the truth feed into plain tables, then joins them.
+    static func baselineJoin(_ path: String, workload: NightlyWorkload, truthPath: String) throws {
+        let pool = try DatabasePool(path: path)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE raw (activity TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
+            let insert = try db.makeStatement(sql: "INSERT INTO raw VALUES (?, ?)")
+            for index in 0..<workload.count {
+                try insert.execute(arguments: [workload.id(index), #"{"state":{"eta":\#(index % 30 + 1)}}"#])
+            }
+        }
+        let reader = try JSONLinesReader(path: truthPath)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE truth (activity TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
+            let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO truth VALUES (json_extract(?1, '$.activity'), ?1)")
+            while let line = try reader.next() { try insert.execute(arguments: [String(decoding: line, as: UTF8.self)]) }
+        }
+        let differing = try pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM truth t LEFT JOIN raw r ON r.activity = t.activity
+                    WHERE r.activity IS NULL OR json_extract(t.json, '$.state') IS NOT json_extract(r.json, '$.state')
+                       OR json_extract(t.json, '$.done')
+                    """) ?? 0
+        }
+        print("  baseline found \(differing) differing or done truth items")
+    }
+
+    /// Linux: writing 5 to clear_refs resets the peak RSS (VmHWM), so the peak covers the nightly run only.
+    static func resetPeakRSS() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+}
+
+/// The benchmark's activities: request + token + update (+ a 200 push) each; every 100th has a planted problem.
+struct NightlyWorkload {
+    let count: Int
+    let start = Instant(rfc3339: "2026-11-20T21:00:00Z")!
+    var runAt: Instant { start.adding(hours: 2) }
+
+    func id(_ index: Int) -> String { String(format: "A%07d", index) }
+
+    func events(_ index: Int) -> [LedgerEvent] {
+        let id = id(index)
+        let kind = index % 100
+        let requested = kind == 4 ? start.adding(hours: -9) : start.adding(milliseconds: Int64(index % 3_600) * 1000)
+        let stream = StreamName.activity(id)
+        let token = String(format: "%064x", index)
+        let updateID = UUID().uuidString.lowercased()
+        var events = [
+            LedgerEvent(
+                stream: stream, at: requested,
+                data: .request(
+                    RequestData(
+                        attributesType: "RideAttributes", attributes: ["ride": .string(id)],
+                        content: ActivityContent(state: ["eta": .int(Int64(index % 30))]), pushType: .token,
+                        installation: "I\(index / 3)"))),
+            LedgerEvent(stream: stream, at: requested.adding(milliseconds: 500), source: .app, data: .token(TokenData(token: token))),
+            LedgerEvent(
+                id: updateID, stream: stream, at: requested.adding(milliseconds: 60_000),
+                data: .update(
+                    UpdateData(
+                        content: ActivityContent(state: ["eta": .int(Int64(index % 30 + 1))]),
+                        timestamp: requested.seconds + 60))),
+        ]
+        let status = kind == 3 ? 410 : (kind == 5 ? 400 : 200)
+        events.append(
+            LedgerEvent(
+                stream: stream, at: requested.adding(milliseconds: 61_000), source: .apns,
+                data: .push(PushData(refersTo: updateID, status: status, reason: status == 200 ? nil : "BadDeviceToken", token: token))))
+        return events
+    }
+
+    /// The truth: equal to the update for most, done for kind 1, different for kind 2, an unknown id for kind 6.
+    func truthLine(_ index: Int) -> String {
+        let id = id(index)
+        switch index % 100 {
+        case 1: return #"{"activity":"\#(id)","state":{"eta":\#(index % 30 + 1)},"done":true}"#
+        case 2: return #"{"activity":"\#(id)","state":{"eta":\#(index % 30 + 50)},"done":false}"#
+        case 6: return #"{"activity":"M\#(id)","state":{"eta":1},"done":false}"#
+        default: return #"{"activity":"\#(id)","state":{"eta":\#(index % 30 + 1)},"done":false}"#
+        }
+    }
+
+    var truthLines: Int { count }
+
+    /// leaked (1), drift (2), deadToken (3), expired (4), undelivered (5), missing (6): six per hundred.
+    var expectedFindings: Int { (0..<count).filter { [1, 2, 3, 4, 5, 6].contains($0 % 100) }.count }
+
+    func writeTruth(to path: String) throws {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var buffer: [UInt8] = []
+        for index in 0..<count {
+            buffer += truthLine(index).utf8
+            buffer.append(0x0A)
+            if buffer.count > 1 << 20 {
+                handle.write(Data(buffer))
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        handle.write(Data(buffer))
+    }
+}
+
+/// `ledger-bench nightly`: the command wrapper of `NightlyBenchmark.run`.
+struct NightlyBenchmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nightly", abstract: "Nightly reconciliation over N activities vs a plain SQL join.")
+
+    @Option(help: "Activities in the generated ledger.") var activities = 1_000_000
+    @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
+
+    func run() async throws {
+        try await NightlyBenchmark.run(activities: activities, directory: directory)
+    }
+}
