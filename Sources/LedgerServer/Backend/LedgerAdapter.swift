@@ -103,15 +103,27 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func resyncJSON(app: String, snapshot: Data) async throws -> Data {
-        throw LedgerBackendError(code: .unavailable, message: "resync is not available in this build")
+        try await run {
+            let snapshot = try DeviceSnapshot(json: snapshot)
+            return Self.encode(try await ledger.resync(snapshot: snapshot, app: app).json)
+        }
     }
 
     public func startReconciliationJSON(app: String, run: String, truth: Data, at: Date?) async throws -> Data {
-        throw LedgerBackendError(code: .unavailable, message: "nightly reconciliation is not available in this build")
+        try await self.run {
+            let at = at.map(Self.instant) ?? Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+            let report = try await ledger.nightly(truthBytes: truth, runID: Self.scoped(run, app: app), at: at, app: app)
+            return Self.encode(Self.unscoped(report.json, run: run))
+        }
     }
 
     public func reconciliationJSON(app: String, run: String) async throws -> Data {
-        throw LedgerBackendError(code: .unavailable, message: "nightly reconciliation is not available in this build")
+        try await self.run {
+            guard let report = try ledger.nightlyReport(run: Self.scoped(run, app: app)) else {
+                throw LedgerError(.notFound, "no reconciliation run \(run)", field: "run")
+            }
+            return Self.encode(Self.unscoped(report.json, run: run))
+        }
     }
 
     public func verifyJSON(app: String) async throws -> Data {
@@ -137,6 +149,18 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     // MARK: - Helpers
+
+    /// Run ids are per app: the ledger records `<app>/<run>`, so one app can neither read nor replay another's run.
+    static func scoped(_ run: String, app: String) -> String { "\(app)/\(run)" }
+
+    /// The report as the client named its run.
+    static func unscoped(_ report: ActivityModel.JSONValue, run: String) -> ActivityModel.JSONValue {
+        guard case .object(var object) = report else { return report }
+        for index in object.members.indices where object.members[index].key == "run" {
+            object.members[index].value = .string(run)
+        }
+        return .object(object)
+    }
 
     /// A read of `activity` by `app`: 404 unless the app owns its stream.
     private func own(_ activity: String, app: String) throws {
