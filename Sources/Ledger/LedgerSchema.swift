@@ -7,8 +7,9 @@ import LedgerStore
 /// `Schemas/sql/ledger/<name>.sql` (a test compares them).
 enum LedgerSchema {
     static let migrations: [(name: String, sql: String)] = [
-        ("101_projections", ProjectionSQL.projections),
-        ("102_stream_owners", ProjectionSQL.streamOwners),
+        ("101_projections", ProjectionSQL.projections + "\n"),
+        ("102_stream_owners", ProjectionSQL.streamOwners + "\n"),
+        ("201_reconcile_runs", ReconcileRuns.sql + "\n"),
     ]
 
     static func migrate(_ pool: DatabasePool) throws {

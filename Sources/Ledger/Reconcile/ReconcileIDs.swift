@@ -3,19 +3,9 @@ import ActivityModel
 /// Deterministic event ids for what reconciliation records, so re-running the same run (or re-sending the same
 /// snapshot) appends the same ids again, which the log treats as no-ops.
 enum ReconcileIDs {
-    /// A UUID-shaped id (version nibble 8, "custom") made of the SHA-256 of run, activity and kind.
+    /// A UUID-shaped id derived from run, activity and kind (`DerivedID`).
     static func id(run: String, activity: String, kind: String) -> String {
-        let hex = Array(ActivityContent.hash(of: .string(run + "\u{0}" + activity + "\u{0}" + kind)).utf8.prefix(32))
-        var chars = hex
-        chars[12] = UInt8(ascii: "8")
-        let variants: [UInt8] = Array("89ab".utf8)
-        chars[16] = variants[Int(value(of: chars[16]) & 3)]
-        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(decoding: chars[$0], as: UTF8.self) }
-        return groups.joined(separator: "-")
-    }
-
-    private static func value(of hexDigit: UInt8) -> UInt8 {
-        hexDigit >= UInt8(ascii: "a") ? hexDigit - UInt8(ascii: "a") + 10 : hexDigit - UInt8(ascii: "0")
+        DerivedID.uuid(run + "\u{0}" + activity + "\u{0}" + kind)
     }
 
     /// The run id of a foreground resync: `resync:<installation>:<at>` (SPEC §2 `reconcile.run`).
