@@ -6,7 +6,12 @@ struct Digest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "digest",
         abstract: "Print the last position and its chain hash (POSITION:HEX).",
-        discussion: "Keep the digest; `verify --digest D` later proves the log up to it is unchanged.")
+        discussion: """
+            Keep the digest; `verify --digest D` later proves the log up to it is unchanged.
+
+            Example:
+              activity-ledger digest --db ledger.sqlite > digest.txt
+            """)
 
     @OptionGroup var options: GlobalOptions
 

@@ -6,6 +6,10 @@ struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Create, list and revoke API keys of the HTTP service.",
+        discussion: """
+            Example:
+              activity-ledger keys create --app com.example.rides --scope ingest,read --db ledger.sqlite
+            """,
         subcommands: [Create.self, List.self, Revoke.self]
     )
 

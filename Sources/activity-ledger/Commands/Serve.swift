@@ -13,6 +13,9 @@ struct Serve: AsyncParsableCommand {
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
             --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT. SIGTERM or SIGINT stop accepting \
             requests and let in-flight appends finish.
+
+            Example:
+              activity-ledger serve --db ledger.sqlite --port 8080 --durability full
             """
     )
 

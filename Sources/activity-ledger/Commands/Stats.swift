@@ -5,7 +5,11 @@ import LedgerStore
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Events, streams, file bytes, bytes per event, compression ratio and dictionaries.")
+        abstract: "Events, streams, file bytes, bytes per event, compression ratio and dictionaries.",
+        discussion: """
+            Example:
+              activity-ledger stats --db ledger.sqlite --json
+            """)
 
     @OptionGroup var options: GlobalOptions
 

@@ -6,7 +6,12 @@ struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Recompute the hash chain and name the first bad position.",
-        discussion: "Exits 0 when the log is intact, 2 when it is not, 1 on other errors.")
+        discussion: """
+            Exits 0 when the log is intact, 2 when it is not, 1 on other errors.
+
+            Example:
+              activity-ledger verify --db ledger.sqlite --digest 991:5f0c…
+            """)
 
     @OptionGroup var options: GlobalOptions
 
