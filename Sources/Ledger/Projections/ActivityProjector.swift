@@ -49,14 +49,20 @@ final class ActivityProjector: InlineProjector {
             }
         }
         for claim in claims { try StreamOwners.claim(claim.stream, app: claim.app, db) }
+        try apply(events, decoded: decoded, db: db)
+    }
+
+    /// Applies events whose payloads the caller already decoded, in log order (a rebuild decodes on every core).
+    func apply(_ events: [RecordedEvent], decoded: [LedgerEvent], db: Database) throws {
+        guard let last = events.last else { return }
         var batch = ProjectionBatch(db: db, tables: tables)
-        for (recorded, event) in zip(events, decoded) {
-            try batch.apply(event, position: recorded.position)
+        for index in events.indices {
+            try batch.apply(decoded[index], position: events[index].position)
         }
         try batch.flush()
         try db.execute(
             sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)",
-            arguments: [Self.name, events.last!.position]
+            arguments: [Self.name, last.position]
         )
     }
 

@@ -1,4 +1,6 @@
 import ActivityModel
+import Dispatch
+import Synchronization
 import Foundation
 import GRDB
 import LedgerStore
@@ -26,13 +28,13 @@ extension Ledger {
                 chunk.append(event)
                 count += 1
                 if chunk.count == 4096 {
-                    try shadow.apply(chunk, db: db)
+                    try shadow.apply(chunk, decoded: Self.decodeConcurrently(chunk), db: db)
                     chunk.removeAll(keepingCapacity: true)
                     progress?(count, last)
                 }
                 return true
             }
-            try shadow.apply(chunk, db: db)
+            try shadow.apply(chunk, decoded: Self.decodeConcurrently(chunk), db: db)
             progress?(count, last)
             for (live, mine) in ProjectionTables.shadow.all {
                 try db.execute(sql: "DELETE FROM \(live)")
@@ -44,6 +46,19 @@ extension Ledger {
         }
         let seconds = Double(Self.now().milliseconds - started.milliseconds) / 1000
         return RebuildSummary(events: events, activities: activities, seconds: seconds)
+    }
+
+    /// Decodes stored payloads on every core (decoding is pure); the projector then applies them in log order.
+    static func decodeConcurrently(_ chunk: [RecordedEvent]) throws -> [LedgerEvent] {
+        let slices = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        let size = (chunk.count + slices - 1) / slices
+        let results = Mutex<[Int: Result<[LedgerEvent], any Error>]>([:])
+        DispatchQueue.concurrentPerform(iterations: slices) { slice in
+            let range = (slice * size)..<min(chunk.count, (slice + 1) * size)
+            let decoded = Result { try chunk[range].map(ActivityProjector.decode) }
+            results.withLock { $0[slice] = decoded }
+        }
+        return try results.withLock { all in try (0..<slices).flatMap { try all[$0]?.get() ?? [] } }
     }
 
     /// The projection tables under their shadow names, without indexes (rows are copied into the live tables,
