@@ -11,7 +11,7 @@ struct GracefulShutdownTests {
     @Test("shutting down drains an in-flight long-poll, which answers at once instead of waiting out its time")
     func drainsLongPoll() async throws {
         var service = try TestService()
-        service.configuration.maxFeedWaitSeconds = 10
+        service.configuration.maxFeedWaitSeconds = 60
         let app = try LedgerServerApp.build(
             configuration: service.configuration, backend: service.backend, keys: service.keys,
             metrics: service.metrics, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -21,11 +21,11 @@ struct GracefulShutdownTests {
         // A client of our own outlives the test closure, after which HummingbirdTesting shuts the server down.
         let inFlight = try await app.test(.live) { client in
             let port = try #require(client.port)
-            let own = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(30)))
+            let own = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(90)))
             own.connect()
             let request = Task {
                 defer { Task { try? await own.shutdown() } }
-                return try await own.get("/v1/feed?after=0&wait=10", headers: [.authorization: "Bearer \(key)"])
+                return try await own.get("/v1/feed?after=0&wait=60", headers: [.authorization: "Bearer \(key)"])
             }
             try await Task.sleep(for: .milliseconds(300))
             return request
@@ -33,6 +33,7 @@ struct GracefulShutdownTests {
         let response = try await inFlight.value
         #expect(response.status == .ok)
         #expect(String(buffer: response.body ?? ByteBuffer()).contains(#""events":[]"#))
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // Without the drain the reply would come after the full minute; seconds of lateness on a loaded machine are fine.
+        #expect(ContinuousClock.now - start < .seconds(30))
     }
 }
