@@ -32,7 +32,7 @@ struct LedgerScopingTests {
         #expect(try service.storedIDs() == ["a-1", "a-2"])
     }
 
-    @Test("an APNs exchange from another app cannot land on this app's activity")
+    @Test("an APNs exchange by another app's key is 404 and neither lands on nor names this app's activity")
     func otherAppAPNs() async throws {
         let service = try LedgerTestService()
         try await service.test { client async throws in
@@ -45,7 +45,8 @@ struct LedgerScopingTests {
                  "response":{"status":200,"apnsId":"B1"}}
                 """#
             let reply = try await client.post("/v1/apns", key: service.otherAdmin, body)
-            #expect((400..<500).contains(reply.status), "\(reply.text)")
+            #expect(reply.status == 404, "\(reply.text)")
+            #expect(!reply.text.contains("R1"), "the answer names the other app's activity: \(reply.text)")
         }
         #expect(try service.storedIDs().count == 2)
     }
