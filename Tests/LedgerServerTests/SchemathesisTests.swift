@@ -1,12 +1,13 @@
 import Foundation
 import HummingbirdTesting
 import LedgerServer
+import LedgerTesting
 import Logging
 import Testing
 
-/// Runs Tools/fuzz-api.sh against the live server over the in-memory ledger double,
-/// so the contract can be fuzzed before the real ledger is wired into `serve`. Opt-in because it needs
-/// schemathesis and takes minutes: `LEDGER_FUZZ=1 swift test --filter SchemathesisTests`.
+/// Runs Tools/fuzz-api.sh against the live server over a real, seeded ledger file.
+/// Opt-in because it needs schemathesis and takes a while: `LEDGER_FUZZ=1 swift test --filter SchemathesisTests`
+/// (`make fuzz-api` fuzzes the built `serve` binary the same way).
 @Suite("Schemathesis against the live server")
 struct SchemathesisTests {
     @Test(
@@ -14,13 +15,16 @@ struct SchemathesisTests {
         .enabled(if: ProcessInfo.processInfo.environment["LEDGER_FUZZ"] != nil)
     )
     func fuzz() async throws {
-        var service = try TestService(maxBodyBytes: 1 << 20)
+        var service = try LedgerTestService(maxBodyBytes: 1 << 20)
         service.configuration.maxFeedWaitSeconds = 1
+        try await service.temporary.append(
+            [Sample.request("RIDE-1", id: "seed-1"), Sample.update("RIDE-1", id: "seed-2")].joined(separator: "\n"),
+            app: TestService.app)
         let root = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let app = try LedgerServerApp.build(
             configuration: service.configuration, backend: service.backend, keys: service.keys,
-            metrics: service.metrics, logger: Logger(label: "fuzz")
+            metrics: ServerMetrics(), logger: Logger(label: "fuzz")
         )
         let adminKey = service.admin
         try await app.test(.live) { client in

@@ -46,13 +46,12 @@ struct TestService {
             configuration: configuration, backend: backend, keys: keys, metrics: metrics,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
-        try await app.test(.router) { client in try await body(Client(client: client, service: self)) }
+        try await app.test(.router) { client in try await body(Client(client: client)) }
     }
 
     /// A client that speaks JSON with a key.
     struct Client: Sendable {
         let client: any TestClientProtocol
-        let service: TestService
 
         struct Reply: Sendable {
             var status: Int

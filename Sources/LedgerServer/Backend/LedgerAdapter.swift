@@ -37,7 +37,14 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
         let document = try Self.parse(exchange, field: "body")
-        let outcomes = try await run { try await ledger.ingestAPNs(document, app: app) }
+        let outcomes = try await run {
+            do {
+                return try await ledger.ingestAPNs(document, app: app)
+            } catch let error as LedgerError where error.code == .forbidden {
+                // The token resolved to another app's activity: answer as for an unknown token, naming nothing of it.
+                throw LedgerError(.notFound, "no activity of this app matches the exchange", field: "activity")
+            }
+        }
         return try outcomes.map { outcome in
             let logged = try ledger.event(id: outcome.id)
             return AppendedEvent(

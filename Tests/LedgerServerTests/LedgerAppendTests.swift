@@ -1,0 +1,137 @@
+import Foundation
+import LedgerServer
+import Testing
+
+@Suite("Appending over HTTP to the real ledger")
+struct LedgerAppendTests {
+    @Test("single events get gapless positions and stream versions, and are in the file")
+    func singleEvents() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            let first = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "e-1"))
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.json?["position"]?.intValue == 1)
+            #expect(first.json?["version"]?.intValue == 1)
+            #expect(first.json?["stream"]?.stringValue == "activity:R1")
+            #expect(first.json?["duplicate"] == .bool(false))
+            let second = try await client.post("/v1/events", key: service.ingest, Sample.update("R1", id: "e-2"))
+            #expect(second.json?["position"]?.intValue == 2)
+            #expect(second.json?["version"]?.intValue == 2)
+        }
+        #expect(try service.storedIDs() == ["e-1", "e-2"])
+    }
+
+    @Test("re-sending an id returns the original position, single or in a batch, and writes nothing")
+    func idempotent() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "e-1"))
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.update("R1", id: "e-2"))
+            let again = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "e-1"))
+            #expect(again.status == 200)
+            #expect(again.json?["position"]?.intValue == 1)
+            #expect(again.json?["duplicate"] == .bool(true))
+            let body =
+                #"{"events":[\#(Sample.update("R1", id: "e-2")),\#(Sample.request("R2", id: "e-3"))]}"#
+            let batch = try await client.post("/v1/batches", key: service.ingest, body)
+            #expect(batch.status == 200, "\(batch.text)")
+            let results = batch.json?["results"]?.arrayValue ?? []
+            #expect(results.map { $0["position"]?.intValue } == [2, 3])
+            #expect(results.map { $0["duplicate"] } == [.bool(true), .bool(false)])
+            #expect(batch.json?["lastPosition"]?.intValue == 3)
+        }
+        #expect(try service.storedIDs() == ["e-1", "e-2", "e-3"])
+    }
+
+    @Test("a batch is appended in order with one result per event")
+    func batch() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            let body =
+                #"{"events":[\#(Sample.request("R1", id: "b-1")),\#(Sample.update("R1", id: "b-2")),\#(Sample.request("R2", id: "b-3"))]}"#
+            let reply = try await client.post("/v1/batches", key: service.ingest, body)
+            #expect(reply.status == 200, "\(reply.text)")
+            let results = reply.json?["results"]?.arrayValue ?? []
+            #expect(results.map { $0["position"]?.intValue } == [1, 2, 3])
+            #expect(results.map { $0["version"]?.intValue } == [1, 2, 1])
+            #expect(results.map { $0["id"]?.stringValue } == ["b-1", "b-2", "b-3"])
+        }
+        #expect(try service.storedIDs() == ["b-1", "b-2", "b-3"])
+    }
+
+    @Test("an expected version that does not match is 409 naming the stream, and nothing of the batch is written")
+    func versionConflict() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "c-1"))
+            let body =
+                #"{"events":[\#(Sample.request("R2", id: "c-2")),\#(Sample.update("R1", id: "c-3"))],"expectedVersions":{"activity:R1":0}}"#
+            let reply = try await client.post("/v1/batches", key: service.ingest, body)
+            #expect(reply.status == 409, "\(reply.text)")
+            #expect(reply.errorCode == "conflict")
+            #expect(reply.json?["error"]?["stream"]?.stringValue == "activity:R1")
+            #expect(reply.json?["error"]?["actualVersion"]?.intValue == 1)
+            let single = try await client.post(
+                "/v1/events?expectedVersion=5", key: service.ingest, Sample.update("R1", id: "c-4"))
+            #expect(single.status == 409)
+            let matching = try await client.post(
+                "/v1/events?expectedVersion=1", key: service.ingest, Sample.update("R1", id: "c-5"))
+            #expect(matching.status == 200, "\(matching.text)")
+            #expect(matching.json?["version"]?.intValue == 2)
+        }
+        #expect(try service.storedIDs() == ["c-1", "c-5"])
+    }
+
+    @Test("a refused event in a batch is 422 naming events[i].field, and nothing of the batch is written")
+    func refusedEvent() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            let noTimestamp = #"{"stream":"activity:R1","type":"update","at":1763672400,"data":{"content":{"state":{}}}}"#
+            let batch = try await client.post(
+                "/v1/batches", key: service.ingest,
+                #"{"events":[\#(Sample.request("R1", id: "r-1")),\#(noTimestamp)]}"#)
+            #expect(batch.status == 422, "\(batch.text)")
+            #expect(batch.errorField == "events[1].data.timestamp")
+            let single = try await client.post("/v1/events", key: service.ingest, noTimestamp)
+            #expect(single.status == 422)
+            #expect(single.errorField == "data.timestamp")
+            let wrongStream = #"{"stream":"channel:C1","type":"token","at":1763672400,"data":{"token":"ab"}}"#
+            let mismatch = try await client.post(
+                "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R2")),\#(wrongStream)]}"#)
+            #expect(mismatch.status == 422, "\(mismatch.text)")
+            #expect(mismatch.errorField?.hasPrefix("events[1]") == true, "\(mismatch.text)")
+        }
+        #expect(try service.storedIDs().isEmpty)
+    }
+
+    @Test("a raw APNs exchange without an activity is resolved through an earlier token event")
+    func apnsByToken() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            let token = #"{"stream":"activity:R1","type":"token","at":"2026-11-20T21:00:01Z","data":{"token":"abcd0123"}}"#
+            let setup = try await client.post(
+                "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(token)]}"#)
+            #expect(setup.status == 200, "\(setup.text)")
+            let body = #"""
+                {"at":"2026-11-20T21:14:03.250Z",
+                 "request":{"token":"abcd0123","headers":{"apns-push-type":"liveactivity","apns-priority":"10"},
+                            "payload":{"aps":{"event":"update","timestamp":1795209243,"content-state":{"eta":3}}}},
+                 "response":{"status":200,"apnsId":"A1"}}
+                """#
+            let reply = try await client.post("/v1/apns", key: service.ingest, body)
+            #expect(reply.status == 200, "\(reply.text)")
+            let results = reply.json?["results"]?.arrayValue ?? []
+            #expect(results.count == 2)
+            #expect(results.allSatisfy { $0["stream"]?.stringValue == "activity:R1" })
+            let again = try await client.post("/v1/apns", key: service.ingest, body)
+            #expect(again.json?["results"]?.arrayValue?.allSatisfy { $0["duplicate"] == .bool(true) } == true)
+            let audit = try await client.get("/v1/activities/R1/audit", key: service.read)
+            #expect(audit.json?["deliveries"]?.arrayValue?.first?["verdict"]?.stringValue == "accepted", "\(audit.text)")
+            let unknown = try await client.post(
+                "/v1/apns", key: service.ingest,
+                #"{"request":{"token":"ffff","headers":{},"payload":{"aps":{}}},"response":{"status":200}}"#)
+            #expect(unknown.status == 404, "\(unknown.text)")
+        }
+        #expect(try service.storedIDs().count == 4)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import LedgerServer
+import Testing
+
+@Suite("Queries over HTTP on the real ledger")
+struct LedgerQueryTests {
+    /// A request at 21:00, an update stamped 21:14 (timestamp 1795209240) recorded at 21:14.
+    static let rideEvents =
+        #"{"events":[\#(Sample.request("R1", id: "q-1")),{"id":"u-1","stream":"activity:R1","type":"update","at":"2026-11-20T21:14:00Z","data":{"content":{"state":{"eta":3}},"timestamp":1795209240}}]}"#
+
+    @Test("state answers as of ?at=, in RFC 3339 or Unix seconds, and 404 before the request")
+    func stateAt() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
+            let before = try await client.get("/v1/activities/R1/state?at=2026-11-20T21:10:00Z", key: service.read)
+            #expect(before.status == 200, "\(before.text)")
+            #expect(before.json?["activity"]?.stringValue == "R1")
+            #expect(before.json?["phase"]?.stringValue == "active")
+            #expect(before.json?["events"]?.intValue == 1)
+            #expect(before.json?["intended"]?["state"]?["eta"]?.intValue == 5)
+            #expect(before.json?["endedBy"] == .null)
+            let after = try await client.get("/v1/activities/R1/state?at=1795209300", key: service.read)
+            #expect(after.json?["events"]?.intValue == 2)
+            #expect(after.json?["intended"]?["state"]?["eta"]?.intValue == 3)
+            #expect(after.json?["lastPosition"]?.intValue == 2)
+            let early = try await client.get("/v1/activities/R1/state?at=2026-11-20T20:00:00Z", key: service.read)
+            #expect(early.status == 404, "\(early.text)")
+            #expect(try await client.get("/v1/activities/R1/state?at=yesterday", key: service.read).status == 400)
+            #expect(try await client.get("/v1/activities/NOPE/state", key: service.read).status == 404)
+        }
+    }
+
+    @Test("timeline, activity audit and update audit come from the ledger")
+    func timelineAndAudits() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
+            let timeline = try await client.get("/v1/activities/R1/timeline", key: service.read)
+            #expect(timeline.status == 200, "\(timeline.text)")
+            let entries = timeline.json?["entries"]?.arrayValue ?? []
+            #expect(entries.map { $0["event"]?["id"]?.stringValue } == ["q-1", "u-1"])
+            #expect(entries.map { $0["phase"]?.stringValue } == ["active", "active"])
+            let windowed = try await client.get(
+                "/v1/activities/R1/timeline?from=2026-11-20T21:10:00Z&to=1795215600", key: service.read)
+            #expect(windowed.json?["entries"]?.arrayValue?.count == 1)
+            let audit = try await client.get("/v1/activities/R1/audit", key: service.read)
+            #expect(audit.status == 200, "\(audit.text)")
+            let deliveries = audit.json?["deliveries"]?.arrayValue ?? []
+            #expect(deliveries.map { $0["event"]?.stringValue } == ["u-1"])
+            #expect(deliveries.first?["verdict"]?.stringValue == "pending")
+            #expect(deliveries.first?["reason"] == .null)
+            let update = try await client.get("/v1/updates/u-1/audit", key: service.read)
+            #expect(update.status == 200, "\(update.text)")
+            #expect(update.json?["event"]?.stringValue == "u-1")
+            #expect(update.json?["audits"]?.arrayValue?.first?["activity"]?.stringValue == "R1")
+            #expect(try await client.get("/v1/updates/nope/audit", key: service.read).status == 404)
+        }
+    }
+
+    @Test("the activity list filters by attributes type and pages with the cursor until null")
+    func activityPages() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            for name in ["A", "B", "C", "D", "E"] {
+                _ = try await client.post("/v1/events", key: service.ingest, Sample.request(name))
+            }
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.request("X", attributesType: "Other"))
+            var seen: [String] = []
+            var cursor: String? = nil
+            var pages = 0
+            repeat {
+                let query = "/v1/activities?attributesType=RideAttributes&limit=2&at=2026-11-20T22:00:00Z"
+                let reply = try await client.get(query + (cursor.map { "&cursor=\($0)" } ?? ""), key: service.read)
+                #expect(reply.status == 200, "\(reply.text)")
+                seen += reply.json?["activities"]?.arrayValue?.compactMap { $0["activity"]?.stringValue } ?? []
+                cursor = reply.json?["nextCursor"]?.stringValue
+                pages += 1
+            } while cursor != nil && pages < 10
+            #expect(seen == ["A", "B", "C", "D", "E"])
+            let active = try await client.get("/v1/activities?phase=active&at=2026-11-20T22:00:00Z", key: service.read)
+            #expect(active.json?["activities"]?.arrayValue?.count == 6)
+            let ended = try await client.get("/v1/activities?phase=ended&at=2026-11-20T22:00:00Z", key: service.read)
+            #expect(ended.json?["activities"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
+    @Test("the feed follows the log from a position, and a long-poll wakes on an append")
+    func feedAndLongPoll() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
+            let all = try await client.get("/v1/feed?after=0", key: service.read)
+            #expect(all.status == 200, "\(all.text)")
+            #expect(all.json?["events"]?.arrayValue?.map { $0["position"]?.intValue } == [1, 2])
+            #expect(all.json?["events"]?.arrayValue?.first?["source"]?.stringValue == "server")
+            #expect(all.json?["lastPosition"]?.intValue == 2)
+            let start = ContinuousClock.now
+            async let waiting = client.get("/v1/feed?after=2&wait=5", key: service.read)
+            try await Task.sleep(for: .milliseconds(200))
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R2", id: "late"))
+            let reply = try await waiting
+            #expect(reply.json?["events"]?.arrayValue?.map { $0["id"]?.stringValue } == ["late"])
+            #expect(reply.json?["lastPosition"]?.intValue == 3)
+            #expect(ContinuousClock.now - start < .seconds(4))
+            let quiet = try await client.get("/v1/feed?after=3&wait=0.2", key: service.read)
+            #expect(quiet.json?["events"]?.arrayValue?.isEmpty == true)
+            #expect(quiet.json?["lastPosition"]?.intValue == 3)
+        }
+    }
+
+    @Test("verify and digest describe the real chain")
+    func verifyAndDigest() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
+            let verify = try await client.get("/v1/verify", key: service.admin)
+            #expect(verify.status == 200, "\(verify.text)")
+            #expect(verify.json?["ok"] == .bool(true))
+            #expect(verify.json?["checked"]?.intValue == 2)
+            #expect(verify.json?["firstBadPosition"] == .null)
+            let digest = try await client.get("/v1/digest", key: service.admin)
+            #expect(digest.json?["position"]?.intValue == 2)
+            #expect(digest.json?["hash"]?.stringValue?.count == 64)
+            #expect(try await client.get("/v1/verify", key: service.read).status == 403)
+        }
+    }
+}

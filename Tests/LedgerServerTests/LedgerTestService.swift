@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import LedgerServer
+import LedgerTesting
+import Logging
+
+/// One server under test over the REAL ledger: a `TemporaryLedger` file behind `LedgerAdapter`, with the API
+/// key table in the same file, keys of every scope for `TestService.app` and an admin key of another app.
+struct LedgerTestService {
+    static let otherApp = "com.example.other"
+
+    let temporary: TemporaryLedger
+    let backend: LedgerAdapter
+    let keys: APIKeyStore
+    let admin: String
+    let ingest: String
+    let read: String
+    let otherAdmin: String
+    var configuration: LedgerServerConfiguration
+
+    var ledger: Ledger { temporary.ledger }
+
+    init(maxBodyBytes: Int = 64 * 1024) throws {
+        temporary = try TemporaryLedger()
+        backend = LedgerAdapter(ledger: temporary.ledger)
+        keys = try APIKeyStore(writer: temporary.ledger.pool)
+        admin = try keys.create(app: TestService.app, scopes: [.admin]).secret
+        ingest = try keys.create(app: TestService.app, scopes: [.ingest]).secret
+        read = try keys.create(app: TestService.app, scopes: [.read]).secret
+        otherAdmin = try keys.create(app: Self.otherApp, scopes: [.admin]).secret
+        configuration = LedgerServerConfiguration(
+            port: 0, maxBodyBytes: maxBodyBytes, maxFeedWaitSeconds: 5, feedPollInterval: .milliseconds(20)
+        )
+    }
+
+    /// Runs `body` against the application in Hummingbird's in-process router mode.
+    func test(_ body: @Sendable (TestService.Client) async throws -> Void) async throws {
+        let app = try LedgerServerApp.build(
+            configuration: configuration, backend: backend, keys: keys, metrics: ServerMetrics(),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        try await app.test(.router) { client in try await body(TestService.Client(client: client)) }
+    }
+
+    /// Event ids stored in the ledger file, in position order.
+    func storedIDs() throws -> [String] {
+        try ledger.feed(after: 0, limit: 100_000).events.compactMap(\.event.id)
+    }
+}

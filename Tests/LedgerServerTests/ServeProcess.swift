@@ -1,0 +1,70 @@
+import Foundation
+import LedgerTesting
+
+/// The real `activity-ledger` binary, run as a child process (for the crash test).
+struct ServeProcess {
+    let process: Process
+    let port: Int
+
+    /// `activity-ledger` is built next to the test bundle (`swift build --build-tests` builds it).
+    static func binary() -> URL? {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        return candidates.map { $0.appendingPathComponent("activity-ledger") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// Runs `activity-ledger ARGUMENTS` to completion and returns its standard output, trimmed.
+    static func run(_ binary: URL, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ServeError(message: "activity-ledger \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts `serve` on a free loopback port and waits (at most 20 s) until it says where it listens.
+    static func start(_ binary: URL, db: String, directory: TemporaryDirectory) async throws -> ServeProcess {
+        let output = directory.file("serve.out")
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "listening on http://127.0.0.1:") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                if let port = Int(digits) { return ServeProcess(process: process, port: port) }
+            }
+            guard process.isRunning else { throw ServeError(message: "serve exited with \(process.terminationStatus)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.terminate()
+        throw ServeError(message: "serve did not report its port within 20 s")
+    }
+
+    /// SIGKILL: no drain, no clean close of the database.
+    func killNine() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+struct ServeError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

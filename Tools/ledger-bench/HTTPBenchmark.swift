@@ -1,0 +1,287 @@
+import ArgumentParser
+import Foundation
+import LedgerTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Drives the release `activity-ledger serve` over loopback (SPEC §8: batches of 100 ≥ 300k events/s; single
+/// events ≥ 30k/s with p99 ≤ 20 ms, durable) and reports the server's peak RSS. Baseline in the same run:
+/// the same number of requests over the same connections against `GET /health` (HTTP stack, no ledger).
+struct HTTPBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http", abstract: "HTTP append throughput and latency of the real server, beside /health.")
+
+    @Option(help: "Events appended in batches.") var events = 100_000
+    @Option(help: "Events per batch request.") var batch = 100
+    @Option(help: "Events appended one request each.") var singles = 20_000
+    @Option(help: "Concurrent connections for batches.") var batchConnections = 16
+    @Option(help: "Concurrent connections for single events and /health.") var connections = 64
+    @Option(help: "full or normal.") var durability = "full"
+    @Option(help: "The activity-ledger binary (default: next to ledger-bench).") var server: String?
+    @Option(help: "Directory for the benchmark file.") var directory = NSTemporaryDirectory()
+
+    func run() async throws {
+        let binary = server ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("activity-ledger").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw ValidationError("no activity-ledger at \(binary); build it with swift build -c release")
+        }
+        let work = directory + "/bench-http-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let db = work + "/ledger.sqlite"
+        let key = try Self.output(binary, ["keys", "create", "--app", "com.example.bench", "--scope", "ingest", "--db", db])
+        let (process, port) = try Self.serve(binary, db: db, durability: durability, work: work)
+        defer {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+
+        let lines = Array(CorpusGenerator(seed: 8, activities: (events + singles) / 25 + 1, eventsPerActivity: 25).lines())
+        let batches = stride(from: 0, to: events, by: batch).map { start in
+            let body = "{\"events\":[" + lines[start..<min(events, start + batch)].joined(separator: ",") + "]}"
+            return LoopbackHTTPClient.request("POST", "/v1/batches", key: key, body: Array(body.utf8))
+        }
+        let singleRequests = lines[events..<(events + singles)].map {
+            LoopbackHTTPClient.request("POST", "/v1/events", key: key, body: Array($0.utf8))
+        }
+        let health = [[UInt8]](repeating: LoopbackHTTPClient.request("GET", "/health", key: nil), count: singles)
+
+        print("activity-ledger serve on 127.0.0.1:\(port), durability \(durability), \(lines[0].utf8.count)-byte first event")
+        let baseline = try LoadRun.drive(port: port, requests: health, connections: connections)
+        print(baseline.report("GET /health (baseline)", events: health.count, connections: connections))
+        let batched = try LoadRun.drive(port: port, requests: batches, connections: batchConnections)
+        print(batched.report("POST /v1/batches ×\(batch)", events: events, connections: batchConnections))
+        let single = try LoadRun.drive(port: port, requests: singleRequests, connections: connections)
+        print(single.report("POST /v1/events", events: singles, connections: connections))
+        print(String(format: "server peak RSS (VmHWM): %.0f MiB", Self.peakRSSMiB(of: process.processIdentifier) ?? -1))
+    }
+
+    static func output(_ binary: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("\(arguments.joined(separator: " ")) failed") }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts the server on a free port and waits for the line that says where it listens.
+    static func serve(_ binary: String, db: String, durability: String, work: String) throws -> (Process, Int) {
+        let out = work + "/serve.out"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--db", db, "--port", "0", "--durability", durability, "--max-body-bytes", "16777216"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 }
+        try process.run()
+        for _ in 0..<400 {
+            let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "listening on http://127.0.0.1:"),
+                let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+            {
+                return (process, port)
+            }
+            guard process.isRunning else { throw ValidationError("serve exited with \(process.terminationStatus)") }
+            usleep(50_000)
+        }
+        process.terminate()
+        throw ValidationError("serve did not report its port")
+    }
+
+    static func peakRSSMiB(of pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = text.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        return line?.split(separator: " ").compactMap { Double($0) }.first.map { $0 / 1024 }
+    }
+}
+
+/// Sends prepared requests over N keep-alive connections (one thread each, each taking the next request)
+/// and records every request's latency.
+struct LoadRun {
+    var seconds: Double
+    /// Milliseconds, sorted.
+    var latencies: [Double]
+    var failures: Int
+    var firstFailure: String?
+
+    func percentile(_ p: Double) -> Double {
+        guard !latencies.isEmpty else { return .nan }
+        return latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+    }
+
+    func report(_ name: String, events: Int, connections: Int) -> String {
+        var text = name.padding(toLength: 28, withPad: " ", startingAt: 0) + String(
+            format: "%6d requests, %3d conns: %9.0f events/s  %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  %.1f s",
+            latencies.count, connections, Double(events) / seconds, Double(latencies.count) / seconds,
+            percentile(0.5), percentile(0.99), seconds)
+        if failures > 0 { text += "  FAILURES \(failures): \(firstFailure ?? "")" }
+        return text
+    }
+
+    static func drive(port: Int, requests: [[UInt8]], connections: Int) throws -> LoadRun {
+        let shared = Shared(requests: requests)
+        let group = DispatchGroup()
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<connections {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                shared.work(port: port)
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.wait()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return shared.result(seconds: seconds)
+    }
+
+    /// The work queue and results shared by the connection threads.
+    private final class Shared: @unchecked Sendable {
+        let requests: [[UInt8]]
+        private let lock = NSLock()
+        private var next = 0
+        private var latencies: [Double] = []
+        private var failures = 0
+        private var firstFailure: String?
+
+        init(requests: [[UInt8]]) {
+            self.requests = requests
+            latencies.reserveCapacity(requests.count)
+        }
+
+        func work(port: Int) {
+            let client: LoopbackHTTPClient
+            do { client = try LoopbackHTTPClient(port: port) } catch { return fail("\(error)") }
+            var mine: [Double] = []
+            while let index = take() {
+                let started = DispatchTime.now().uptimeNanoseconds
+                do {
+                    let (status, body) = try client.send(requests[index])
+                    if status != 200 { fail("HTTP \(status): \(String(decoding: body.prefix(200), as: UTF8.self))") }
+                } catch {
+                    return fail("\(error)")
+                }
+                mine.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+            }
+            lock.withLock { latencies += mine }
+        }
+
+        private func take() -> Int? {
+            lock.withLock {
+                guard next < requests.count else { return nil }
+                defer { next += 1 }
+                return next
+            }
+        }
+
+        private func fail(_ message: String) {
+            lock.withLock {
+                failures += 1
+                if firstFailure == nil { firstFailure = message }
+            }
+        }
+
+        func result(seconds: Double) -> LoadRun {
+            lock.withLock {
+                LoadRun(seconds: seconds, latencies: latencies.sorted(), failures: failures, firstFailure: firstFailure)
+            }
+        }
+    }
+}
+
+/// A minimal blocking HTTP/1.1 keep-alive client over one loopback TCP connection, so the load generator
+/// costs little next to the server it measures (URLSession's per-request overhead would dominate).
+final class LoopbackHTTPClient {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw Failure(description: "connect to port \(port): errno \(errno)")
+        }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// A request ready to send: the head and body bytes.
+    static func request(_ method: String, _ path: String, key: String?, body: [UInt8]? = nil) -> [UInt8] {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        if let key { head += "Authorization: Bearer \(key)\r\n" }
+        if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        return Array(head.utf8) + (body ?? [])
+    }
+
+    /// Sends one prepared request and reads its response; returns the status and body.
+    func send(_ request: [UInt8]) throws -> (status: Int, body: [UInt8]) {
+        var sent = 0
+        while sent < request.count {
+            let n = request.withUnsafeBytes { write(fd, $0.baseAddress! + sent, request.count - sent) }
+            guard n > 0 else { throw Failure(description: "write: errno \(errno)") }
+            sent += n
+        }
+        var headEnd: Int? = nil
+        while headEnd == nil {
+            headEnd = Self.find([13, 10, 13, 10], in: buffer)
+            if headEnd == nil { try fill() }
+        }
+        let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
+        let lines = head.split(separator: "\r\n")
+        guard let statusLine = lines.first, let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
+        else { throw Failure(description: "bad status line: \(head.prefix(80))") }
+        let length = lines.dropFirst().compactMap { line -> Int? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+            return Int(parts[1].trimmingCharacters(in: .whitespaces))
+        }.first
+        guard let length else { throw Failure(description: "response without Content-Length") }
+        let bodyStart = headEnd! + 4
+        while buffer.count < bodyStart + length { try fill() }
+        let body = Array(buffer[bodyStart..<(bodyStart + length)])
+        buffer.removeFirst(bodyStart + length)
+        return (status, body)
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        guard n > 0 else { throw Failure(description: n == 0 ? "connection closed" : "read: errno \(errno)") }
+        buffer.append(contentsOf: chunk[..<n])
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if Array(haystack[start..<(start + needle.count)]) == needle { return start }
+        }
+        return nil
+    }
+}
