@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test unit-tests fuzz-api bench demo clean
+.PHONY: deps build release-cli release run test unit-tests fuzz-api bench demo clean
 
 # Installs the system libraries the build links against, only when missing.
 deps:
@@ -21,12 +21,14 @@ deps:
 build: deps
 	$(SWIFT) build
 
-release: deps
+release-cli: deps
 	$(SWIFT) build -c release --product activity-ledger
+
+release: release-cli
 	$(SWIFT) build -c release --product ledger-bench
 
 # The service on an embedded SQLite ledger file (override with DB=, HOST=, PORT=).
-run: release
+run: release-cli
 	.build/release/activity-ledger serve --db $(DB) --host $(HOST) --port $(PORT)
 
 # A ledger filled with a generated corpus, to try the CLI on: make demo && .build/release/activity-ledger stats --db demo.sqlite
