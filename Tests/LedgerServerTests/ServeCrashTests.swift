@@ -19,31 +19,37 @@ struct ServeCrashTests {
         let binary = try #require(ServeProcess.binary(), "activity-ledger not found next to the test bundle")
         let directory = TemporaryDirectory(prefix: "serve-crash")
         let db = directory.file("ledger.sqlite")
-        let key = try ServeProcess.run(
-            binary, ["keys", "create", "--app", "com.example.crash", "--scope", "ingest", "--db", db])
+        let key = try await offThePool {
+            try ServeProcess.run(binary, ["keys", "create", "--app", "com.example.crash", "--scope", "ingest", "--db", db])
+        }
         let server = try await ServeProcess.start(binary, db: db, directory: directory)
         let acknowledged = Acknowledged()
         let workers = (0..<6).map { worker in
             Task { await Self.load(port: server.port, key: key, worker: worker, into: acknowledged) }
         }
-        // Let the workers append for a random while, then kill the server without warning.
-        try await Task.sleep(for: .milliseconds(Int.random(in: 1_500...3_000)))
-        server.killNine()
+        // Let the workers append until the server has acknowledged enough (a loaded machine is slow), then
+        // for a random while more, and kill the server without warning.
+        let enough = ContinuousClock.now + .seconds(15)
+        while await acknowledged.events.count < 150, ContinuousClock.now < enough {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(Int.random(in: 0...700)))
+        try await offThePool { server.killNine() }
         for worker in workers { await worker.value }
 
         let acked = await acknowledged.events
         #expect(acked.count > 20, "the server acknowledged too little to test anything")
         let ledger = try Ledger(path: db, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        for (id, position) in acked {
-            let logged = try? ledger.event(id: id)
-            #expect(logged?.position == position, "acknowledged event \(id) at \(position) is missing")
+        let missing = try await offThePool {
+            acked.filter { id, position in (try? ledger.event(id: id))?.position != position }
         }
-        let report = try ledger.store.verify()
+        #expect(missing.isEmpty, "acknowledged events missing or moved: \(missing.prefix(5))")
+        let report = try await offThePool { try ledger.store.verify() }
         #expect(report.ok, "\(report.reason ?? "")")
         #expect(report.checked >= acked.values.max() ?? 0)
-        let before = try Self.projectionRows(ledger)
+        let before = try await offThePool { try Self.projectionRows(ledger) }
         _ = try await ledger.rebuild()
-        let after = try Self.projectionRows(ledger)
+        let after = try await offThePool { try Self.projectionRows(ledger) }
         for table in Self.projections {
             #expect(before[table] == after[table], "\(table) differs from a rebuild")
         }
