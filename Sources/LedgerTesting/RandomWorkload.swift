@@ -1,20 +1,5 @@
 import Foundation
 
-/// A deterministic random number generator (SplitMix64), so a failing seed reproduces.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// An adversarial workload for equivalence tests: events arrive out of event-time order, tokens rotate and die,
 /// channels broadcast, updates are retried, superseded, oversized or far in the future, activities end and are
 /// dismissed. Every line is a valid SPEC §2 event, so everything is recorded (and much of it flagged).
@@ -33,7 +18,7 @@ public struct RandomWorkload: Sendable {
 
     /// The JSON Lines, in recording order (which is not event-time order).
     public func lines() -> [String] {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var lines: [String] = []
         let channels = ["channel:match-1", "channel:match-2"]
         for index in 0..<activities {
@@ -60,7 +45,7 @@ public struct RandomWorkload: Sendable {
                     let future = Int.random(in: 0..<40, using: &rng) == 0 ? 9 * 3600 : 0
                     let big = Int.random(in: 0..<40, using: &rng) == 0
                     let state = big ? "{\"blob\":\"\(String(repeating: "x", count: 4100))\"}" : "{\"eta\":\(Int.random(in: 0...30, using: &rng))}"
-                    let id = uuid(&rng)
+                    let id = rng.uuid()
                     updates.append(id)
                     lines.append(event(activity, "update", when, """
                         {"content":{"state":\(state),"staleDate":\(when + 300)},"timestamp":\(timestamp + Int64(future))}
@@ -83,7 +68,7 @@ public struct RandomWorkload: Sendable {
                     lines.append(event(activity, "token", when, "{\"token\":\"\(hexToken(index, token))\"}", source: "app"))
                 case 78..<86 where channel != nil:
                     timestamp += 30
-                    lines.append(raw(channel!, "update", when, "{\"content\":{\"state\":{\"score\":\"\(Int.random(in: 0...5, using: &rng))-\(Int.random(in: 0...5, using: &rng))\"}},\"timestamp\":\(timestamp)}", id: uuid(&rng), source: "server"))
+                    lines.append(raw(channel!, "update", when, "{\"content\":{\"state\":{\"score\":\"\(Int.random(in: 0...5, using: &rng))-\(Int.random(in: 0...5, using: &rng))\"}},\"timestamp\":\(timestamp)}", id: rng.uuid(), source: "server"))
                 case 86..<90:
                     let policy = ["\"default\"", "\"immediate\"", "{\"after\":\(when + Int64.random(in: -600...20000, using: &rng))}"].randomElement(using: &rng)!
                     lines.append(event(activity, "end", when, "{\"timestamp\":\(timestamp + 1),\"dismissalPolicy\":\(policy)}", source: Bool.random(using: &rng) ? "app" : "server"))
@@ -91,9 +76,9 @@ public struct RandomWorkload: Sendable {
                     lines.append(event(activity, "dismiss", when, "{\"by\":\"user\"}", source: "device"))
                 case 93..<96 where channel == nil:
                     let other = channels.randomElement(using: &rng)!
-                    lines.append(raw(other, "subscribe", when, "{\"activity\":\"\(activity)\"}", id: uuid(&rng), source: "server"))
+                    lines.append(raw(other, "subscribe", when, "{\"activity\":\"\(activity)\"}", id: rng.uuid(), source: "server"))
                 default:
-                    lines.append(raw("installation:I\(index % 5)", "startToken", when, "{\"token\":\"\(hexToken(100 + index, token))\"}", id: uuid(&rng), source: "app"))
+                    lines.append(raw("installation:I\(index % 5)", "startToken", when, "{\"token\":\"\(hexToken(100 + index, token))\"}", id: rng.uuid(), source: "app"))
                 }
             }
         }
@@ -113,11 +98,5 @@ public struct RandomWorkload: Sendable {
 
     private func hexToken(_ index: Int, _ generation: Int) -> String {
         String(format: "%08x%08x", index, generation) + String(repeating: "ab", count: 24)
-    }
-
-    private func uuid(_ rng: inout SeededGenerator) -> String {
-        let a = rng.next(), b = rng.next()
-        return String(format: "%08x-%04x-4%03x-8%03x-%012llx", UInt32(truncatingIfNeeded: a), UInt16(truncatingIfNeeded: a >> 32),
-                      UInt16(truncatingIfNeeded: a >> 48) & 0xFFF, UInt16(truncatingIfNeeded: b) & 0xFFF, b >> 16 & 0xFFFF_FFFF_FFFF)
     }
 }

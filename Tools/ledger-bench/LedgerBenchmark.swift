@@ -58,7 +58,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
         Self.row("rebuild all projections", lines.count, ledgerRebuild, baseline: baseRebuild, note: "target ≥ 1M/s")
 
         // Queries on random activities at random times inside their life.
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let activities = Self.activityIDs(lines)
         let picks = (0..<samples).map { _ in (activities.randomElement(using: &random)!, Instant(milliseconds: 0)) }
         let farFuture = Instant(milliseconds: 4_000_000_000_000)
