@@ -4,6 +4,7 @@
 # schemathesis bounded in time, checking for 5xx answers and responses that break the schema, then stops
 # the server. Exits non-zero on any failure.
 # The ledger is seeded with a few events first so the GETs (lists, feed, state) answer from real data.
+#   FUZZ_SEED replays a run: the seed schemathesis printed for a failure.
 #   FUZZ_MAX_EXAMPLES (default 10) examples per operation; FUZZ_TIME_LIMIT (default 150) seconds in all;
 #   ACTIVITY_LEDGER (default .build/debug/activity-ledger, built if missing) the binary to run.
 #   FUZZ_URL and FUZZ_KEY: fuzz a server that is already running instead (used by SchemathesisTests).
@@ -99,6 +100,7 @@ timeout --signal=INT "$time_limit" schemathesis run "$spec" \
     --checks not_a_server_error,response_schema_conformance \
     --max-examples "$max_examples" \
     --request-timeout 10 \
+    ${FUZZ_SEED:+--seed "$FUZZ_SEED"} \
     --no-color "${exclude[@]}" || status=$?
 
 if [ "$status" -eq 124 ]; then

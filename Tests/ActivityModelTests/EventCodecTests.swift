@@ -206,3 +206,14 @@ struct CodecRobustnessTests {
         #expect(Instant(milliseconds: .max).seconds > 0)
     }
 }
+
+@Test("a stream id that begins with a combining mark reads back as itself")
+func streamIDWithCombiningMark() throws {
+    let name = StreamName.activity("\u{2CF0}ride")
+    #expect(StreamName(name.description) == name)
+    let event = try EventCodec.decode(#"{"stream":"activity:\#u{2CF0}ride","type":"dismiss","at":1,"data":{"by":"user"}}"#)
+    #expect(event.stream == name)
+    let stored = try EventCodec.decodePayload(
+        EventCodec.encodePayload(event), id: "x", stream: name.description, type: "dismiss", at: event.at)
+    #expect(stored.stream == name)
+}

@@ -145,6 +145,15 @@ struct QueryTests {
         #expect(try temp.ledger.owner(ofStream: "activity:R1") == "com.example.rides")
     }
 
+    @Test("an event built in code with a stream that cannot read back is refused before anything is written")
+    func unreadableStreamRefused() async throws {
+        let temp = try TemporaryLedger()
+        let event = LedgerEvent(id: nil, stream: .activity(""), at: Instant(seconds: 1), source: .ledger, data: .dismiss(DismissData(by: .user)))
+        let error = await #expect(throws: LedgerError.self) { try await temp.ledger.append([event]) }
+        #expect(error?.code == .badInput)
+        #expect(try temp.ledger.store.lastPosition() == 0)
+    }
+
     @Test("re-sending an event id returns its original position")
     func idempotentAppend() async throws {
         let temp = try TemporaryLedger()

@@ -18,10 +18,13 @@ public struct StreamName: Hashable, Sendable, CustomStringConvertible, Comparabl
     public static func channel(_ id: String) -> StreamName { StreamName(kind: .channel, id: id) }
 
     /// Parses `kind:id`; the id is everything after the first colon and must not be empty.
+    /// Splits on UTF-8 bytes, not Characters: an id may begin with a combining mark, which would otherwise fuse
+    /// with the colon into one grapheme and vanish from the id.
     public init?(_ string: String) {
-        guard let colon = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        guard let kind = StreamKind(rawValue: String(string[..<colon])) else { return nil }
-        let id = String(string[string.index(after: colon)...])
+        let bytes = string.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        guard let kind = StreamKind(rawValue: String(decoding: bytes[..<colon], as: UTF8.self)) else { return nil }
+        let id = String(decoding: bytes[bytes.index(after: colon)...], as: UTF8.self)
         guard !id.isEmpty else { return nil }
         self.init(kind: kind, id: id)
     }

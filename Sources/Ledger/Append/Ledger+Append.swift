@@ -26,6 +26,7 @@ extension Ledger {
     ) async throws -> [AppendOutcome] {
         guard !events.isEmpty else { return [] }
         let events = events.map(Self.withID)
+        try Self.checkStreams(events)
         if let app { try checkOwnership(of: events, app: app) }
         let batch = AppendBatch(events: events.map(Self.newEvent), expected: expected)
         projector.handOver(events, app: app)
@@ -36,6 +37,16 @@ extension Ledger {
         } catch {
             projector.withdraw(events)
             throw Self.translate(error)
+        }
+    }
+
+    /// Every path that builds events in code (resync, nightly, APNs) meets the rule the interchange decoder
+    /// applies: the stream must read back as itself, so what is stored always decodes.
+    static func checkStreams(_ events: [LedgerEvent]) throws {
+        for event in events where StreamName(event.stream.description) != event.stream {
+            throw LedgerError(
+                .badInput, "stream \"\(event.stream.description)\": expected activity:<id>, installation:<id> or channel:<id> with a non-empty id",
+                field: "stream")
         }
     }
 
