@@ -83,4 +83,61 @@ struct ImportTests {
         }
         #expect(again == lines)
     }
+
+    /// Many small batches force the decoding thread to run ahead of the writer: the refusal must still come
+    /// after the batches before it are appended, and roll them all back.
+    @Test("a refused line far into a multi-batch import names its line and rolls back every batch")
+    func refusalAfterManyBatchesWritesNothing() async throws {
+        let temp = try TemporaryLedger()
+        var lines = RandomWorkload(seed: 5, activities: 20, eventsPerActivity: 30).lines()
+        let refused = lines.count - 7
+        lines.insert(#"{"stream":"activity:R1","type":"update","at":"2026-11-20T21:02:00Z","data":{"content":{}}}"#, at: refused)
+        let path = try temp.write(lines.joined(separator: "\n"), to: "many.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), batchSize: 16)
+        }
+        #expect(error?.line == refused + 1)
+        #expect(error?.field?.hasPrefix("data.content") == true)
+        #expect(try temp.ledger.store.lastPosition() == 0)
+        // The ledger is still usable: the same file without the bad line imports whole.
+        lines.remove(at: refused)
+        let good = try temp.write(lines.joined(separator: "\n"), to: "good.jsonl")
+        let summary = try await temp.ledger.importJSONLines(try JSONLinesReader(path: good), batchSize: 16)
+        #expect(summary.appended == lines.count)
+    }
+
+    @Test("a store refusal in an early batch wins over a decoding refusal in a later one")
+    func earlierStoreRefusalWins() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(valid)
+        let changed = valid.replacingOccurrences(of: "\"eta\":4", with: "\"eta\":3")
+        var lines = changed.split(separator: "\n").map(String.init)
+        lines += RandomWorkload(seed: 6, activities: 4, eventsPerActivity: 10).lines()
+        lines.append("{not json")
+        let path = try temp.write(lines.joined(separator: "\n"), to: "both.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), batchSize: 4)
+        }
+        #expect(error?.code == .conflict)
+        #expect(error?.line == 2)
+        #expect(try temp.ledger.store.lastPosition() == 2)
+    }
+
+    @Test("progress is reported per batch, in order, ending at the last line")
+    func progressIsOrdered() async throws {
+        let temp = try TemporaryLedger()
+        let lines = RandomWorkload(seed: 7, activities: 10, eventsPerActivity: 20).lines()
+        let path = try temp.write(lines.joined(separator: "\n"), to: "progress.jsonl")
+        final class Steps { var lines: [Int] = [] }
+        let seen = Steps()
+        let summary = try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), batchSize: 50) { step in
+            seen.lines.append(step.lines)
+        }
+        let steps = seen.lines
+        #expect(steps.count >= lines.count / 50)
+        #expect(steps == steps.sorted())
+        #expect(steps.last == lines.count)
+        #expect(summary.appended == lines.count)
+        #expect(summary.lines == lines.count)
+    }
 }

@@ -90,3 +90,7 @@ public final class JSONLinesReader {
         bytesRead += Int64(count)
     }
 }
+
+/// One reader, one consumer: the import's decoding thread owns it while an import runs.
+@available(*, unavailable)
+extension JSONLinesReader: Sendable {}

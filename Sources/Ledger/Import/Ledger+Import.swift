@@ -25,28 +25,35 @@ extension Ledger {
     /// Appends every event of a JSON Lines input, in order, in ONE transaction: a refused line stops the import
     /// with its line number and reason, and nothing of the input is written.
     ///
-    /// Memory stays bounded: lines are decoded and appended `batchSize` at a time inside the transaction.
+    /// Lines are decoded on a second thread (`DecodePipeline`) while the transaction appends the batches
+    /// before them. Memory stays bounded: a few batches of `batchSize` lines are in flight at a time.
     public func importJSONLines(
         _ reader: JSONLinesReader, app: String? = nil, batchSize: Int = 2048,
         progress: ((ImportProgress) -> Void)? = nil
     ) async throws -> ImportSummary {
+        let pipeline = DecodePipeline(
+            reader: reader, precompressor: store.makePrecompressor(), batchSize: batchSize,
+            maxEventBytes: maxEventBytes)
+        pipeline.start()
+        defer { pipeline.finish() }
         do {
             return try await store.importTransaction { session in
                 var importer = BatchImporter(ledger: self, session: session, app: app)
-                while let line = try reader.next() {
-                    guard line.contains(where: { !Self.isWhitespace($0) }) else { continue }
-                    try importer.add(line, lineNumber: reader.lineNumber)
-                    if importer.count >= batchSize {
-                        try importer.flush()
-                        progress?(ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead))
+                while true {
+                    switch pipeline.next() {
+                    case .batch(let batch):
+                        try importer.append(batch)
+                        progress?(batch.progress)
+                    case .failed(let error):
+                        throw error
+                    case .end(let end):
+                        progress?(end)
+                        return ImportSummary(
+                            lines: end.lines, appended: importer.appended, duplicates: importer.duplicates,
+                            lastPosition: try store.lastPosition(in: session.db)
+                        )
                     }
                 }
-                try importer.flush()
-                progress?(ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead))
-                return ImportSummary(
-                    lines: reader.lineNumber, appended: importer.appended, duplicates: importer.duplicates,
-                    lastPosition: try store.lastPosition(in: session.db)
-                )
             }
         } catch let error as LedgerError {
             throw error
@@ -60,14 +67,12 @@ extension Ledger {
     }
 }
 
-/// Collects decoded lines into store batches and remembers which line each event came from, so that a store
-/// refusal (an id re-sent with other content) is reported against its line.
+/// Appends decoded batches and remembers which line each event came from, so that a store refusal (an id
+/// re-sent with other content) is reported against its line.
 private struct BatchImporter {
     let ledger: Ledger
     let session: ImportSession
     let app: String?
-    private var events: [LedgerEvent] = []
-    private var lines: [Int] = []
     private(set) var appended = 0
     private(set) var duplicates = 0
 
@@ -77,53 +82,32 @@ private struct BatchImporter {
         self.app = app
     }
 
-    var count: Int { events.count }
-
-    mutating func add(_ line: ArraySlice<UInt8>, lineNumber: Int) throws {
-        guard line.count <= ledger.maxEventBytes else {
-            throw LedgerError(
-                .badInput, "the event is \(line.count) bytes, over the limit of \(ledger.maxEventBytes)",
-                line: lineNumber
-            )
-        }
-        let event: LedgerEvent
-        do {
-            event = try EventCodec.decode(line)
-        } catch {
-            throw LedgerError(.badInput, error.description, line: lineNumber, field: error.field)
-        }
-        events.append(Ledger.withID(event))
-        lines.append(lineNumber)
-    }
-
-    mutating func flush() throws {
-        guard !events.isEmpty else { return }
+    mutating func append(_ batch: DecodePipeline.Batch) throws {
+        guard !batch.events.isEmpty else { return }
         if let app {
-            do { try ledger.checkOwnership(in: session.db, of: events, app: app) } catch var error as LedgerError {
-                error.line = lines.first
+            do { try ledger.checkOwnership(in: session.db, of: batch.events, app: app) } catch var error as LedgerError {
+                error.line = batch.lines.first
                 throw error
             }
         }
-        ledger.projector.handOver(events, app: app)
-        defer { ledger.projector.withdraw(events) }
+        ledger.projector.handOver(batch.events, app: app)
+        defer { ledger.projector.withdraw(batch.events) }
         let result: AppendResult
         do {
-            result = try session.append(AppendBatch(events: events.map(Ledger.newEvent)))
+            result = try session.append(AppendBatch(events: batch.stored))
         } catch let error as StoreError {
             var translated = Ledger.translate(error) as? LedgerError ?? LedgerError(.storage, error.description)
-            translated.line = line(named: error.message)
+            translated.line = Self.line(named: error.message, in: batch)
             throw translated
         }
         let written = result.duplicate.filter { !$0 }.count
         appended += written
         duplicates += result.duplicate.count - written
-        events.removeAll(keepingCapacity: true)
-        lines.removeAll(keepingCapacity: true)
     }
 
     /// The line of the event whose id the store's message names.
-    private func line(named message: String) -> Int? {
-        for (event, line) in zip(events, lines) where message.contains(event.id!) { return line }
-        return lines.first
+    private static func line(named message: String, in batch: DecodePipeline.Batch) -> Int? {
+        for (event, line) in zip(batch.events, batch.lines) where message.contains(event.id!) { return line }
+        return batch.lines.first
     }
 }

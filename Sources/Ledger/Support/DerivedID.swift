@@ -2,7 +2,7 @@ import Crypto
 
 /// UUID-shaped ids derived from a name (SHA-256, version-8 layout), so that re-ingesting the same thing — the same
 /// APNs exchange, the same resync snapshot — yields the same event ids and is an idempotent no-op.
-public enum DerivedID {
+public enum DerivedID: Sendable {
     public static func uuid(_ name: String) -> String {
         var bytes = Array(SHA256.hash(data: Array(name.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: custom

@@ -11,9 +11,15 @@ final class PayloadEncoder {
     /// The dictionary rows are compressed with now (nil: plain zstd, before the first training).
     private(set) var dictionaryID: Int64?
     private var dictionary: CompressionDictionary?
+    private let board: DictionaryBoard
+    /// The board's generation of the dictionary used now: precompressed payloads of this generation are
+    /// stored as they are.
+    private(set) var generation: UInt64
 
-    init(level: Int32) {
+    init(level: Int32, board: DictionaryBoard) {
         self.level = level
+        self.board = board
+        generation = board.publish(nil)
         _ = ZSTD_CCtx_setParameter(context.pointer, ZSTD_c_compressionLevel, level)
     }
 
@@ -28,6 +34,13 @@ final class PayloadEncoder {
         }
         dictionary = made
         dictionaryID = id
+        generation = board.publish(bytes)
+    }
+
+    /// The stored bytes of `event`: its precompressed bytes when they are of this encoder's generation.
+    func compress(_ event: NewEvent) throws -> [UInt8] {
+        if let ready = event.precompressed, ready.generation == generation { return ready.bytes }
+        return try compress(event.payload)
     }
 
     /// Compressed frame of `payload` under the current dictionary.

@@ -11,6 +11,8 @@ public struct NewEvent: Sendable, Hashable {
     public var recordedAt: Int64?
     /// Opaque bytes, stored zstd-compressed.
     public var payload: [UInt8]
+    /// `payload` already compressed off the writer (see `EventStore.makePrecompressor()`).
+    package var precompressed: PrecompressedPayload?
 
     public init(id: String, stream: String, type: String, at: Int64, recordedAt: Int64? = nil, payload: [UInt8]) {
         self.id = id

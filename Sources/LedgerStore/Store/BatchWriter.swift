@@ -106,7 +106,7 @@ struct BatchWriter {
         let position = state.lastPosition + 1
         let version = slot.version + 1
         let recordedAt = event.recordedAt ?? Int64(Date().timeIntervalSince1970 * 1000)
-        let stored = try encoder.compress(event.payload)
+        let stored = try encoder.compress(event)
         let hash = event.payload.withUnsafeBytes { payload in
             context.hasher.hash(
                 position: position, stream: event.stream, version: version, id: event.id, type: event.type,

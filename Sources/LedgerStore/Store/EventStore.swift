@@ -149,3 +149,12 @@ public final class EventStore: Sendable {
         await queue.waitUntilDrained()
     }
 }
+
+extension EventStore {
+    /// A compressor for a thread that prepares batches ahead of the writer (an import's decoding thread):
+    /// set `NewEvent.precompressed` with it and the writer skips compressing those payloads, unless its
+    /// dictionary changed meanwhile.
+    package func makePrecompressor() -> PayloadPrecompressor {
+        PayloadPrecompressor(board: writer.board, level: configuration.compressionLevel)
+    }
+}

@@ -15,6 +15,8 @@ final class WriterContext: @unchecked Sendable {
     /// Events written since the current dictionary (or since the start when there is none).
     private var eventsUnderDictionary: Int64 = 0
     var hasher = ChainHasher()
+    /// The encoder's dictionary, for compressors on other threads.
+    let board = DictionaryBoard()
 
     init(configuration: StoreConfiguration) {
         self.configuration = configuration
@@ -25,7 +27,7 @@ final class WriterContext: @unchecked Sendable {
     /// The encoder for this transaction, loading the newest dictionary from the file if needed.
     func prepare(_ db: Database) throws -> PayloadEncoder {
         if let encoder { return encoder }
-        let made = PayloadEncoder(level: configuration.compressionLevel)
+        let made = PayloadEncoder(level: configuration.compressionLevel, board: board)
         let lastPosition = try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0
         if let row = try Row.fetchOne(
             db, sql: "SELECT id, first_position, bytes FROM dictionaries ORDER BY id DESC LIMIT 1")

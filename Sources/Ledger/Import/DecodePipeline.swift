@@ -1,0 +1,138 @@
+import ActivityModel
+import Foundation
+import LedgerStore
+
+/// The first half of an import, on its own thread: reads JSON Lines, decodes and validates each line with the
+/// domain types, encodes its storage payload and compresses it, in batches. The writer (the import transaction) takes the
+/// batches in order and only appends, so on two cores the decoding overlaps the SQLite work.
+///
+/// At most `depth` decoded batches wait at a time, so memory stays bounded whatever the input size. A refused
+/// line ends the stream with its error after the batches before it, which keeps the writer's order of errors:
+/// an earlier line's store refusal still wins over a later line's decoding refusal.
+///
+/// `@unchecked Sendable`: every mutable field is guarded by `condition`; the reader is touched by the
+/// producer thread only, until `finish()` has joined it.
+final class DecodePipeline: @unchecked Sendable {
+    /// One decoded batch, in input order.
+    struct Batch {
+        var events: [LedgerEvent] = []
+        var stored: [NewEvent] = []
+        var lines: [Int] = []
+        /// Where the reader was after the batch.
+        var progress = ImportProgress(lines: 0, bytes: 0)
+    }
+
+    enum Item {
+        case batch(Batch)
+        case failed(LedgerError)
+        case end(ImportProgress)
+    }
+
+    private let reader: JSONLinesReader
+    private let precompressor: PayloadPrecompressor
+    private let batchSize: Int
+    private let maxEventBytes: Int
+    private let depth: Int
+    private let condition = NSCondition()
+    private var ready: [Item] = []
+    private var stopping = false
+    private var running = false
+
+    init(
+        reader: JSONLinesReader, precompressor: PayloadPrecompressor, batchSize: Int, maxEventBytes: Int,
+        depth: Int = 3
+    ) {
+        self.reader = reader
+        self.precompressor = precompressor
+        self.batchSize = max(1, batchSize)
+        self.maxEventBytes = maxEventBytes
+        self.depth = max(1, depth)
+    }
+
+    /// Starts the producer thread.
+    func start() {
+        condition.lock()
+        running = true
+        condition.unlock()
+        let thread = Thread { [self] in
+            produce()
+            condition.lock()
+            running = false
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.name = "ledger-import-decode"
+        thread.start()
+    }
+
+    /// The next item, waiting for the producer if needed.
+    func next() -> Item {
+        condition.lock()
+        defer { condition.unlock() }
+        while ready.isEmpty { condition.wait() }
+        let item = ready.removeFirst()
+        condition.broadcast()
+        return item
+    }
+
+    /// Stops the producer (if it is still going) and waits until its thread is done with the reader.
+    func finish() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running { condition.wait() }
+        condition.unlock()
+    }
+
+    private func produce() {
+        var batch = Batch()
+        do {
+            while let line = try reader.next() {
+                guard line.contains(where: { !Ledger.isWhitespace($0) }) else { continue }
+                let event = try decode(line, lineNumber: reader.lineNumber)
+                batch.events.append(event)
+                var stored = Ledger.newEvent(event)
+                stored.precompressed = precompressor.compress(stored.payload)
+                batch.stored.append(stored)
+                batch.lines.append(reader.lineNumber)
+                if batch.events.count >= batchSize {
+                    batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
+                    guard deliver(.batch(batch)) else { return }
+                    batch = Batch()
+                }
+            }
+            if !batch.events.isEmpty {
+                batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
+                guard deliver(.batch(batch)) else { return }
+            }
+            _ = deliver(.end(ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)))
+        } catch let error as LedgerError {
+            _ = deliver(.failed(error))
+        } catch {
+            _ = deliver(.failed(LedgerError(.badInput, "\(error)", line: reader.lineNumber)))
+        }
+    }
+
+    /// Queues `item` once there is room; false when the writer has stopped listening.
+    private func deliver(_ item: Item) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while ready.count >= depth && !stopping { condition.wait() }
+        guard !stopping else { return false }
+        ready.append(item)
+        condition.broadcast()
+        return true
+    }
+
+    private func decode(_ line: ArraySlice<UInt8>, lineNumber: Int) throws -> LedgerEvent {
+        guard line.count <= maxEventBytes else {
+            throw LedgerError(
+                .badInput, "the event is \(line.count) bytes, over the limit of \(maxEventBytes)", line: lineNumber)
+        }
+        do {
+            return Ledger.withID(try EventCodec.decode(line))
+        } catch {
+            throw LedgerError(.badInput, error.description, line: lineNumber, field: error.field)
+        }
+    }
+}
