@@ -61,4 +61,26 @@ struct PrecompressionTests {
         #expect(read.map(\.payload) == [first.payload])
         #expect(try fixture.store.verify().ok)
     }
+
+    @Test("concurrent appenders that compress their own batches across trainings lose nothing")
+    func concurrentAppendersPrecompress() async throws {
+        let fixture = try StoreFixture(configuration: Self.rotatingConfiguration())
+        let corpus = Array(CorpusGenerator(seed: 10, activities: 80, eventsPerActivity: 10))
+        let store = fixture.store
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for start in stride(from: 0, to: corpus.count, by: 20) {
+                let slice = corpus[start..<min(corpus.count, start + 20)].map {
+                    NewEvent(id: $0.id, stream: $0.stream, type: $0.type, at: $0.at, payload: $0.payload)
+                }
+                group.addTask { _ = try await store.append(AppendBatch(events: store.precompressed(slice))) }
+            }
+            try await group.waitForAll()
+        }
+        var read: [String: [UInt8]] = [:]
+        try store.forEachEvent(after: 0) { read[$0.id] = $0.payload; return true }
+        #expect(read.count == corpus.count)
+        #expect(corpus.allSatisfy { read[$0.id] == $0.payload })
+        #expect(try store.verify().ok)
+        #expect(try store.stats().dictionaries.count >= 2)
+    }
 }

@@ -28,7 +28,9 @@ extension Ledger {
         let events = events.map(Self.withID)
         try Self.checkStreams(events)
         if let app { try checkOwnership(of: events, app: app) }
-        let batch = AppendBatch(events: events.map(Self.newEvent), expected: expected)
+        // Compressed here, on the caller's thread: concurrent appenders compress in parallel and the writer
+        // only hashes and inserts.
+        let batch = AppendBatch(events: store.precompressed(events.map(Self.newEvent)), expected: expected)
         projector.handOver(events, app: app)
         do {
             let result = try await store.append(batch)

@@ -19,6 +19,7 @@ public final class EventStore: Sendable {
     let decoders = DecoderPool()
     let writer: WriterContext
     let queue = CommitQueue()
+    let precompressors: PrecompressorPool
     private let projector: Mutex<(any InlineProjector)?>
     private let closed = Mutex(false)
 
@@ -26,7 +27,10 @@ public final class EventStore: Sendable {
     public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        writer = WriterContext(configuration: configuration)
+        let writer = WriterContext(configuration: configuration)
+        self.writer = writer
+        let level = configuration.compressionLevel
+        precompressors = PrecompressorPool { PayloadPrecompressor(board: writer.board, level: level) }
         projector = Mutex(configuration.projector)
         var config = Configuration()
         config.readonly = configuration.readOnly
