@@ -55,8 +55,9 @@ fuzz-ci: deps
 	$(SWIFT) build --product activity-ledger
 	FUZZ_SEED=$(FUZZ_CI_SEED) bash Tools/fuzz-api.sh
 
+# Every SPEC §8 figure beside its baseline (ledger-bench all; BENCHMARKS.md has the results and commands).
 bench: release
-	.build/release/ledger-bench
+	.build/release/ledger-bench all
 
 clean:
 	rm -rf .build

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+
+/// `ledger-bench all` (what `make bench` runs): every SPEC §8 figure, each printed beside its baseline from
+/// the same run, at the sizes SPEC §8 names. `--quick` runs the same steps at a tenth of the size, to check
+/// the harness; its figures are not the SPEC's.
+///
+/// The crash figure of §8 (kill -9 under load) is a test, not a timing: `make test` runs it
+/// (Tests/LedgerServerTests/ServeCrashTests.swift and Tests/LedgerStoreTests/CrashTests.swift).
+struct AllBenchmarks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "all",
+        abstract: "Every SPEC §8 figure beside its baseline: store, ledger, nightly, HTTP and memory.",
+        discussion: "Example: ledger-bench all --quick --directory /tmp")
+
+    @Flag(help: "A tenth of the SPEC sizes (checks the harness; the figures are not the SPEC's).") var quick = false
+    @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
+    @Option(help: "Steps to skip, comma-separated: store, ledger, nightly, http, memory.") var skip = ""
+
+    func run() async throws {
+        let scale = quick ? 10 : 1
+        let skipped = Set(skip.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let steps: [(name: String, title: String, run: () async throws -> Void)] = [
+            ("store", "import, read and bytes/event of the event log", {
+                var step = try StoreBenchmark.parse(["--events", "\(500_000 / scale)", "--directory", directory])
+                try await step.run()
+            }),
+            ("ledger", "import with projections, rebuild, state --at, timeline, audit in a 1M-event ledger", {
+                var step = try LedgerBenchmark.parse(
+                    ["--events", "\(1_000_000 / scale)", "--samples", "1000", "--directory", directory])
+                try await step.run()
+            }),
+            ("nightly", "nightly reconciliation over 1M activities", {
+                var step = try NightlyBenchmarkCommand.parse(["--activities", "\(1_000_000 / scale)", "--directory", directory])
+                try await step.run()
+            }),
+            ("http", "HTTP appends in batches of 100 and single events, durable", {
+                var step = try HTTPBenchmark.parse(
+                    ["--events", "\(300_000 / scale)", "--singles", "\(30_000 / scale)", "--directory", directory])
+                try await step.run()
+            }),
+            ("memory", "resident memory while importing 10M events", {
+                var step = try MemoryBenchmark.parse(["--events", "\(10_000_000 / scale)", "--directory", directory])
+                try await step.run()
+            }),
+        ]
+        for step in steps where !skipped.contains(step.name) {
+            print("\n=== \(step.name): \(step.title)")
+            let started = Date()
+            try await step.run()
+            print(String(format: "=== %@ done in %.1f s", step.name, Date().timeIntervalSince(started)))
+        }
+    }
+}
