@@ -36,7 +36,8 @@ struct ActivityTimeline {
     }
 
     let activity: String
-    let asOf: Instant
+    /// The walk's clock (`settle(asOf:)` moves it forward for the incremental timeline).
+    var asOf: Instant
     /// Relevant events with `at` ≤ asOf, in (at, position) order.
     var events: [PositionedEvent] = []
     var request: RequestData
@@ -85,22 +86,34 @@ struct ActivityTimeline {
     }
 
     init(activity: String, events unordered: [PositionedEvent], asOf: Instant) throws(NoSuchActivity) {
+        // One filtered copy, sorted: the request is on the activity's own stream, so among the relevant events.
+        let relevant = unordered.filter { $0.event.at <= asOf && Self.isRelevant($0.event, activity: activity) }
+            .sorted { ($0.event.at, $0.position) < ($1.event.at, $1.position) }
+        guard let found = Self.request(of: activity, in: relevant) else {
+            throw NoSuchActivity(activity: activity, asOf: asOf)
+        }
+        self.init(activity: activity, request: found.event, data: found.data, asOf: asOf)
+        events = relevant
+        walk()
+    }
+
+    /// A walk that has seen no event yet; `append(_:)` feeds it (the request must be among what it is fed).
+    init(activity: String, request requestEvent: PositionedEvent, data request: RequestData, asOf: Instant) {
         self.activity = activity
         self.asOf = asOf
-        let ordered = Self.ordered(unordered, asOf: asOf)
-        var found: (PositionedEvent, RequestData)?
-        for e in ordered where e.event.stream.kind == .activity && e.event.stream.id == activity {
-            if case .request(let r) = e.event.data {
-                found = (e, r)
-                break
-            }
-        }
-        guard let (requestEvent, request) = found else { throw NoSuchActivity(activity: activity, asOf: asOf) }
         self.request = request
         self.requestEvent = requestEvent
         self.startsAt = max(requestEvent.event.at, request.scheduledStart ?? requestEvent.event.at)
-        for e in ordered where Self.isRelevant(e.event, activity: activity) { events.append(e) }
-        walk()
+    }
+
+    /// The activity's first request in `ordered` (events already in (`at`, position) order), with its index.
+    static func request(of activity: String, in ordered: [PositionedEvent])
+        -> (index: Int, event: PositionedEvent, data: RequestData)?
+    {
+        for (index, e) in ordered.enumerated() where e.event.stream.kind == .activity && e.event.stream.id == activity {
+            if case .request(let r) = e.event.data { return (index, e, r) }
+        }
+        return nil
     }
 
     static func isRelevant(_ event: LedgerEvent, activity: String) -> Bool {
