@@ -14,6 +14,7 @@ struct FoldTimelineTests {
         var rng = SeededGenerator(seed: seed)
         var events: [PositionedEvent] = []
         var ids: [String] = []
+        var stamps: [Int64] = []
         func add(_ stream: StreamName, _ at: Instant, _ data: EventData, source: Source = .server) {
             let id = "e\(events.count + 1)"
             ids.append(id)
@@ -43,6 +44,7 @@ struct FoldTimelineTests {
         for _ in 0..<Int.random(in: 5...60, using: &rng) {
             let at = time()
             let ts = at.seconds + Int64.random(in: -3600...3600, using: &rng)
+            stamps.append(ts)
             let stream = streams.randomElement(using: &rng)!
             let content = ActivityContent(state: ["s": .int(ts)], staleDate: Bool.random(using: &rng) ? stale : at.adding(hours: 2))
             switch Int.random(in: 0..<16, using: &rng) {
@@ -59,7 +61,16 @@ struct FoldTimelineTests {
                 add(stream, at, .push(PushData(refersTo: ids.randomElement(using: &rng)!, status: status, token: token,
                                                apnsTimestamp: status == 410 && Bool.random(using: &rng) ? at.adding(hours: -1) : nil)))
             case 8:
-                add(.activity("A"), at, .observe(ObserveData(activityState: .active, contentTimestamp: ts)), source: .device)
+                // Often a timestamp that some content carried, with its hash, a wrong hash or none.
+                let seen = stamps.randomElement(using: &rng) ?? ts
+                let hashes = [nil, ActivityContent(state: ["s": .int(seen)]).contentHash, "00"]
+                add(
+                    .activity("A"), at,
+                    .observe(
+                        ObserveData(
+                            activityState: .active, contentTimestamp: Bool.random(using: &rng) ? seen : ts,
+                            contentHash: hashes.randomElement(using: &rng)!)),
+                    source: .device)
             case 9:
                 let phase = [Phase.ended, .dismissed, .active].randomElement(using: &rng)!
                 add(.activity("A"), at, .observe(ObserveData(activityState: phase)), source: .device)

@@ -41,6 +41,8 @@ struct ActivityTimeline {
     /// Relevant events with `at` ≤ asOf, in (at, position) order.
     var events: [PositionedEvent] = []
     var request: RequestData
+    /// The request's content is over the size limit (never displayed); computed once, it is asked per entry.
+    let requestTooLarge: Bool
     var requestEvent: PositionedEvent
     /// Walk index of the request.
     var requestIndex = 0
@@ -102,6 +104,7 @@ struct ActivityTimeline {
         self.activity = activity
         self.asOf = asOf
         self.request = request
+        self.requestTooLarge = request.content.isTooLarge
         self.requestEvent = requestEvent
         self.startsAt = max(requestEvent.event.at, request.scheduledStart ?? requestEvent.event.at)
     }
