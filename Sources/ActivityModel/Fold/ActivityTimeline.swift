@@ -82,15 +82,20 @@ struct ActivityTimeline {
     static func eventID(_ event: PositionedEvent) -> String { event.event.id ?? "#\(event.position)" }
 
     static func ordered(_ events: [PositionedEvent], asOf: Instant) -> [PositionedEvent] {
-        events.filter { $0.event.at <= asOf }.sorted {
-            ($0.event.at, $0.position) < ($1.event.at, $1.position)
-        }
+        var kept = events.filter { $0.event.at <= asOf }
+        kept.sort(by: Self.walkOrder)  // in place: no second copy of every event
+        return kept
+    }
+
+    /// (`at`, position) order.
+    static func walkOrder(_ a: PositionedEvent, _ b: PositionedEvent) -> Bool {
+        (a.event.at, a.position) < (b.event.at, b.position)
     }
 
     init(activity: String, events unordered: [PositionedEvent], asOf: Instant) throws(NoSuchActivity) {
         // One filtered copy, sorted: the request is on the activity's own stream, so among the relevant events.
-        let relevant = unordered.filter { $0.event.at <= asOf && Self.isRelevant($0.event, activity: activity) }
-            .sorted { ($0.event.at, $0.position) < ($1.event.at, $1.position) }
+        var relevant = unordered.filter { $0.event.at <= asOf && Self.isRelevant($0.event, activity: activity) }
+        relevant.sort(by: Self.walkOrder)
         guard let found = Self.request(of: activity, in: relevant) else {
             throw NoSuchActivity(activity: activity, asOf: asOf)
         }
