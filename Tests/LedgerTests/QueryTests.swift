@@ -1,5 +1,6 @@
-import ActivityModel
-import Ledger
+@testable import ActivityModel
+import GRDB
+@testable import Ledger
 import LedgerStore
 import Logging
 import LedgerTesting
@@ -122,6 +123,39 @@ struct QueryTests {
             #expect(Self.comparable(original) == Self.comparable(replayed), "activity \(activity)")
         }
         #expect(try copy.store.verify().ok)
+    }
+
+    @Test("state, audit and timeline equal the fold of every stored event of the activity", arguments: [31, 32] as [UInt64])
+    func queriesEqualTheFullFold(seed: UInt64) async throws {
+        let temp = try TemporaryLedger()
+        let workload = RandomWorkload(seed: seed, activities: 8, eventsPerActivity: 40)
+        try await temp.append(workload.lines().joined(separator: "\n"))
+        var compared = 0
+        for index in 0..<8 {
+            let activity = "A\(seed)-\(index)"
+            // The read path before it was narrowed to `at` ≤ T: every event of the stream and its channels.
+            let all = try await temp.ledger.store.pool.read { db in try temp.ledger.relevantEvents(db, activity: activity) }
+            let events = all.map(\.positioned)
+            let requested = workload.start + Int64(index) * 60
+            for minutes in stride(from: -7, through: 14 * 60, by: 23) {
+                let t = Instant(seconds: requested + Int64(minutes) * 60)
+                let expected = try? ActivityFold.state(activity: activity, events: events, asOf: t)
+                let actual = try? temp.ledger.state(activity: activity, at: t)
+                #expect(actual?.json.compactBytes == expected?.json.compactBytes, "\(activity) at \(t.rfc3339)")
+                let verdicts = try? DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: t)
+                #expect((try? temp.ledger.audit(activity: activity, at: t))?.deliveries == verdicts)
+                if expected != nil { compared += 1 }
+            }
+            let byPosition = Dictionary(uniqueKeysWithValues: all.map { ($0.position, $0) })
+            let to = all.map(\.event.at).max()!
+            let oracle = ActivityFold.timelineByRefolding(activity: activity, events: events, to: to).map {
+                TimelineStep(event: byPosition[$0.event.position]!, phase: $0.state.phase, displayed: $0.state.displayed)
+            }
+            let steps = try temp.ledger.timeline(activity: activity)
+            #expect(JSONValue.array(steps.map(\.json)).compactBytes == JSONValue.array(oracle.map(\.json)).compactBytes)
+            #expect(steps.count > 10)
+        }
+        #expect(compared > 8 * 30)
     }
 
     @Test("replay to a position keeps exactly the first N events")

@@ -100,15 +100,42 @@ struct LedgerBenchmark: AsyncParsableCommand {
         }
     }
 
-    static func time(_ body: () throws -> Void) throws -> Double {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try body()
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    /// One query's wall-clock and on-CPU milliseconds. The CPU time (this thread's, preemption excluded) is the
+    /// figure to compare across runs on a shared machine; the wall time is what a caller waits.
+    struct Sample {
+        var wall: Double
+        var cpu: Double
     }
 
-    static func percentiles(_ millis: [Double]) -> (p50: Double, p99: Double) {
-        let sorted = millis.sorted()
-        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
+    struct Latency {
+        var p50: Double
+        var p99: Double
+        var cpuP50: Double
+        var cpuP99: Double
+    }
+
+    static func time(_ body: () throws -> Void) throws -> Sample {
+        let cpuStart = threadCPUNanoseconds()
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+        return Sample(wall: wall, cpu: Double(threadCPUNanoseconds() - cpuStart) / 1e6)
+    }
+
+    static func threadCPUNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    static func percentiles(_ samples: [Sample]) -> Latency {
+        func p(_ values: [Double]) -> (Double, Double) {
+            let sorted = values.sorted()
+            return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
+        }
+        let wall = p(samples.map(\.wall))
+        let cpu = p(samples.map(\.cpu))
+        return Latency(p50: wall.0, p99: wall.1, cpuP50: cpu.0, cpuP99: cpu.1)
     }
 
     static func row(_ name: String, _ count: Int, _ seconds: Double, baseline: Double, note: String) {
@@ -117,9 +144,12 @@ struct LedgerBenchmark: AsyncParsableCommand {
             Double(count) / seconds, Double(count) / baseline, baseline / seconds, note as NSString))
     }
 
-    static func latency(_ name: String, _ value: (p50: Double, p99: Double), baseline: (p50: Double, p99: Double), note: String) {
+    static func latency(_ name: String, _ value: Latency, baseline: Latency, note: String) {
         print(String(
             format: "%-46@ p50 %6.3f ms p99 %6.3f ms   baseline p50 %6.3f ms p99 %6.3f ms   (%@)", name as NSString,
             value.p50, value.p99, baseline.p50, baseline.p99, note as NSString))
+        print(String(
+            format: "%-46@ p50 %6.3f ms p99 %6.3f ms   baseline p50 %6.3f ms p99 %6.3f ms", "  on CPU" as NSString,
+            value.cpuP50, value.cpuP99, baseline.cpuP50, baseline.cpuP99))
     }
 }

@@ -14,8 +14,36 @@ public struct TimelineEntry: Hashable, Sendable {
 extension ActivityFold {
     /// SPEC §7 `timeline`: the activity's events (own stream and channel events that reached it) with
     /// `from` ≤ `at` ≤ `to`, each with the phase and displayed content right after it. Events before the
-    /// request are skipped (there is no activity yet). Quadratic in the number of events, fine for one activity.
+    /// request are skipped (there is no activity yet).
+    ///
+    /// One pass: the walk takes the events one at a time and is read after each, which gives exactly what
+    /// folding each prefix as of its last event's `at` gives (`timelineByRefolding`, kept as the test oracle),
+    /// because the deadlines a walk applies depend only on what it has seen, never on when they were applied.
     public static func timeline(activity: String, events: [PositionedEvent], from: Instant? = nil, to: Instant)
+        -> [TimelineEntry]
+    {
+        let ordered = ActivityTimeline.ordered(events, asOf: to)
+        guard let request = ActivityTimeline.request(of: activity, in: ordered) else { return [] }
+        var walk = ActivityTimeline(
+            activity: activity, request: request.event, data: request.data, asOf: request.event.event.at)
+        var entries: [TimelineEntry] = []
+        for (index, event) in ordered.enumerated() {
+            if ActivityTimeline.isRelevant(event.event, activity: activity) { walk.append(event) }
+            guard index >= request.index else { continue }
+            if let from, event.event.at < from { continue }
+            let own = event.event.stream == .activity(activity)
+            if !own {
+                guard event.event.stream.kind == .channel, walk.isSubscribed(to: event.event.stream.id) else { continue }
+                if case .subscribe(let s) = event.event.data, s.activity != activity { continue }
+            }
+            walk.settle(asOf: event.event.at)
+            entries.append(TimelineEntry(event: event, state: walk.state()))
+        }
+        return entries
+    }
+
+    /// The definition `timeline` must match: each prefix folded from scratch (quadratic; tests only).
+    static func timelineByRefolding(activity: String, events: [PositionedEvent], from: Instant? = nil, to: Instant)
         -> [TimelineEntry]
     {
         let ordered = events.filter { $0.event.at <= to }.sorted {

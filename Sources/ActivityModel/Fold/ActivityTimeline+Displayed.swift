@@ -6,8 +6,13 @@ extension ActivityTimeline {
 
     /// One push attempt's outcome for the event it carried.
     func outcome(of push: Push, carrying delivery: Recorded?) -> AttemptOutcome {
+        outcome(of: push, carryingEnd: delivery?.endedActivity == true)
+    }
+
+    /// `outcome(of:carrying:)` for a carried event that did (or did not) end the activity.
+    func outcome(of push: Push, carryingEnd: Bool) -> AttemptOutcome {
         let at = push.event.event.at
-        if wasOver(at: at, index: push.index), delivery?.endedActivity != true {
+        if wasOver(at: at, index: push.index), !carryingEnd {
             return .failure("afterEnd")
         }
         if let token = push.token, let death = deathTime(of: token), death <= at,
@@ -27,76 +32,104 @@ extension ActivityTimeline {
 
     /// The best attempt: any success wins; otherwise the latest failure's reason. Nil without attempts.
     func bestOutcome(for delivery: Recorded?, id: String, before limit: Int = .max) -> AttemptOutcome? {
-        let tries = attempts(for: id, before: limit)
-        guard !tries.isEmpty else { return nil }
+        bestOutcome(carryingEnd: delivery?.endedActivity == true, id: id, before: limit)
+    }
+
+    /// `bestOutcome(for:id:before:)` without copying the attempts (displayed content asks it for every
+    /// delivery, once per timeline entry).
+    func bestOutcome(carryingEnd: Bool, id: String, before limit: Int) -> AttemptOutcome? {
+        guard let all = pushesByRef[id] else { return nil }
         var last: AttemptOutcome?
-        for attempt in tries {
-            let result = outcome(of: attempt, carrying: delivery)
+        // Recorded in walk order, so the first one at or past `limit` ends the attempts known before it.
+        for i in all.indices {
+            if all[i].index >= limit { break }
+            let result = outcome(of: all[i], carryingEnd: carryingEnd)
             if result == .success { return .success }
             last = result
         }
         return last
     }
 
+    /// A content the device may show: where it counts in the walk, its timestamp, and where it comes from.
     struct Candidate {
         var index: Int
-        var snapshot: ContentSnapshot
+        var timestamp: Int64
+        /// Index in `deliveries`, or -1 for the request's content.
+        var delivery: Int
     }
 
-    /// Contents the device may show, as known before walk index `limit`: the request's content and every
-    /// update/end content not known to be rejected.
+    /// Contents the device may show, as known before walk index `limit`, in walk order: the request's content
+    /// and every update/end content not known to be rejected.
     func candidates(before limit: Int) -> [Candidate] {
         var result: [Candidate] = []
-        if requestIndex < limit, !request.content.isTooLarge {
-            let id = Self.eventID(requestEvent)
+        var request: Candidate?
+        if requestIndex < limit, !requestTooLarge {
             // A push-to-start that never got through shows nothing.
-            if case .failure? = bestOutcome(for: nil, id: id, before: limit) {
+            if case .failure? = bestOutcome(carryingEnd: false, id: Self.eventID(requestEvent), before: limit) {
             } else {
-                result.append(
-                    Candidate(
-                        index: requestIndex,
-                        snapshot: ContentSnapshot(request.content, timestamp: requestEvent.event.at.seconds, event: id)))
+                request = Candidate(index: requestIndex, timestamp: requestEvent.event.at.seconds, delivery: -1)
             }
         }
-        for delivery in deliveries where delivery.index < limit {
-            guard let content = delivery.content, delivery.ownRejection == nil else { continue }
-            let best = bestOutcome(for: delivery, id: delivery.id, before: limit)
+        // Deliveries are recorded in walk order: indices ascend.
+        for d in deliveries.indices {
+            if deliveries[d].index >= limit { break }
+            guard deliveries[d].content != nil, deliveries[d].ownRejection == nil else { continue }
+            let best = bestOutcome(carryingEnd: deliveries[d].endedActivity, id: deliveries[d].id, before: limit)
             if case .failure? = best { continue }
-            if delivery.deadTokenAtRecord, best != .success { continue }
-            result.append(
-                Candidate(
-                    index: delivery.index,
-                    snapshot: ContentSnapshot(content, timestamp: delivery.timestamp, event: delivery.id)))
+            if deliveries[d].deadTokenAtRecord, best != .success { continue }
+            if let pending = request, pending.index < deliveries[d].index {
+                result.append(pending)
+                request = nil
+            }
+            result.append(Candidate(index: deliveries[d].index, timestamp: deliveries[d].timestamp, delivery: d))
         }
-        return result.sorted { $0.index < $1.index }
+        if let request { result.append(request) }
+        return result
+    }
+
+    /// What a candidate shows.
+    func snapshot(of candidate: Candidate) -> ContentSnapshot {
+        guard candidate.delivery >= 0 else {
+            return ContentSnapshot(
+                request.content, timestamp: requestEvent.event.at.seconds, event: Self.eventID(requestEvent))
+        }
+        let d = candidate.delivery
+        return ContentSnapshot(deliveries[d].content!, timestamp: deliveries[d].timestamp, event: deliveries[d].id)
+    }
+
+    /// `ContentSnapshot.contentHash` of what a candidate shows.
+    func contentHash(of candidate: Candidate) -> String {
+        candidate.delivery < 0 ? request.content.contentHash : deliveries[candidate.delivery].content!.contentHash
     }
 
     /// The displayed content as known before walk index `limit`: the newest-timestamp candidate (an equal
     /// timestamp recorded later wins), with the last device observation overriding what came before it.
     func displayed(before limit: Int = .max) -> ContentSnapshot? {
         let all = candidates(before: limit)
-        guard let observation = observations.last(where: { $0.index < limit && $0.data.contentTimestamp != nil }),
-            let observed = observation.data.contentTimestamp
-        else { return newest(all) }
+        guard
+            let o = observations.lastIndex(where: { $0.index < limit && $0.data.contentTimestamp != nil }),
+            let observed = observations[o].data.contentTimestamp
+        else { return newest(all).map(snapshot(of:)) }
+        let observedAt = observations[o].index
+        let observedHash = observations[o].data.contentHash
         // What the device showed at the observation…
-        let before = all.filter { $0.index < observation.index }
+        let before = all.filter { $0.index < observedAt }
         let matching = before.filter {
-            $0.snapshot.timestamp == observed
-                && (observation.data.contentHash == nil || observation.data.contentHash == $0.snapshot.contentHash)
+            $0.timestamp == observed && (observedHash == nil || observedHash == contentHash(of: $0))
         }
-        let base = matching.last ?? newest(before.filter { $0.snapshot.timestamp <= observed }).map {
-            Candidate(index: observation.index, snapshot: $0)
+        let base = matching.last ?? newest(before.filter { $0.timestamp <= observed }).map {
+            Candidate(index: observedAt, timestamp: $0.timestamp, delivery: $0.delivery)
         }
         // …then whatever arrived after it.
-        let after = all.filter { $0.index > observation.index }
-        return newest((base.map { [$0] } ?? []) + after)
+        let after = all.filter { $0.index > observedAt }
+        return newest((base.map { [$0] } ?? []) + after).map(snapshot(of:))
     }
 
-    private func newest(_ candidates: [Candidate]) -> ContentSnapshot? {
+    private func newest(_ candidates: [Candidate]) -> Candidate? {
         var best: Candidate?
-        for candidate in candidates where best.map({ candidate.snapshot.timestamp >= $0.snapshot.timestamp }) ?? true {
+        for candidate in candidates where best.map({ candidate.timestamp >= $0.timestamp }) ?? true {
             best = candidate
         }
-        return best?.snapshot
+        return best
     }
 }

@@ -1,84 +1,101 @@
 extension ActivityTimeline {
     /// The single ordered pass.
     mutating func walk() {
-        for (index, positioned) in events.enumerated() {
-            let event = positioned.event
-            advance(to: event.at)
-            let own = event.stream.kind == .activity
-            if own {
-                ownEvents += 1
-                lastPosition = max(lastPosition, positioned.position)
-                if firstEvent == nil { firstEvent = Self.eventID(positioned) }
-                lastEvent = Self.eventID(positioned)
-            }
-            switch event.data {
-            case .request(let r):
-                guard own, positioned.position == requestEvent.position else { continue }
-                requestIndex = index
-                if case .channel(let id)? = r.pushType, !channels.contains(id) { channels.append(id) }
-                intended = ContentSnapshot(r.content, timestamp: event.at.seconds, event: Self.eventID(positioned))
-            case .token(let t):
-                tokens.append(
-                    TokenRecord(
-                        token: t.token, at: event.at, environment: t.environment, deadFrom: nil,
-                        event: Self.eventID(positioned)))
-                counters.tokens += 1
-            case .update(let u):
-                if !own { guard isSubscribed(to: event.stream.id) else { continue } }
-                record(positioned, index: index, type: .update, timestamp: u.timestamp, content: u.content, policy: nil)
-            case .end(let e):
-                if !own { guard isSubscribed(to: event.stream.id) else { continue } }
-                record(
-                    positioned, index: index, type: .end, timestamp: e.timestamp, content: e.content,
-                    policy: e.dismissalPolicy ?? .default)
-            case .dismiss(let d):
-                counters.dismissals += 1
-                if removedAt == nil {
-                    markOver(at: event.at, index: index)
-                    removedAt = event.at
-                    dismissedBy = d.by == .user ? .user : .system
-                }
-            case .push(let p):
-                if !own { guard isSubscribed(to: event.stream.id) else { continue } }
-                counters.pushes += 1
-                if !p.isSuccess { counters.failedPushes += 1 }
-                let token = own ? (p.token ?? currentToken(at: event.at)?.token) : nil
-                var superseded = false
-                if own, let sent = p.token, let current = currentToken(at: event.at), current.token != sent,
-                    tokens.contains(where: { $0.token == sent })
-                {
-                    superseded = true
-                    counters.pushesToSupersededToken += 1
-                }
-                let push = Push(index: index, event: positioned, data: p, token: token, toSupersededToken: superseded)
-                pushes.append(push)
-                pushesByRef[p.refersTo, default: []].append(push)
-                if p.status == 410, let token {
-                    let from = p.apnsTimestamp ?? event.at
-                    if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }
-                    killers.insert(positioned.position)
-                }
-            case .observe(let o):
-                counters.observations += 1
-                observations.append(Observation(index: index, event: positioned, data: o))
-                // The device is the authority on its own lifecycle.
-                if o.activityState == .ended, !isOver {
-                    markOver(at: event.at, index: index)
-                    end(at: event.at, by: .system, policy: .default)
-                } else if o.activityState == .dismissed, removedAt == nil {
-                    markOver(at: event.at, index: index)
-                    removedAt = event.at
-                    dismissedBy = .user
-                }
-            case .subscribe(let s):
-                if s.activity == activity, !channels.contains(event.stream.id) { channels.append(event.stream.id) }
-            case .reconcile:
-                counters.reconciles += 1
-            case .startToken:
-                continue
-            }
-        }
+        for (index, positioned) in events.enumerated() { step(positioned, index: index) }
         advance(to: asOf)
+    }
+
+    /// Appends one relevant event that sorts after every event walked so far and walks it: the incremental
+    /// form of `walk()` that `ActivityFold.timeline` uses to fold once instead of once per event.
+    mutating func append(_ positioned: PositionedEvent) {
+        events.append(positioned)
+        step(positioned, index: events.count - 1)
+    }
+
+    /// Moves the walk's clock to `time` (not before the last event walked): the state is then as of `time`,
+    /// exactly as if the walk had been built with `asOf: time`.
+    mutating func settle(asOf time: Instant) {
+        asOf = time
+        advance(to: time)
+    }
+
+    /// Walks the event at walk index `index`: first the deadlines its `at` reaches, then the event.
+    mutating func step(_ positioned: PositionedEvent, index: Int) {
+        let event = positioned.event
+        advance(to: event.at)
+        let own = event.stream.kind == .activity
+        if own {
+            ownEvents += 1
+            lastPosition = max(lastPosition, positioned.position)
+            if firstEvent == nil { firstEvent = Self.eventID(positioned) }
+            lastEvent = Self.eventID(positioned)
+        }
+        switch event.data {
+        case .request(let r):
+            guard own, positioned.position == requestEvent.position else { return }
+            requestIndex = index
+            if case .channel(let id)? = r.pushType, !channels.contains(id) { channels.append(id) }
+            intended = ContentSnapshot(r.content, timestamp: event.at.seconds, event: Self.eventID(positioned))
+        case .token(let t):
+            tokens.append(
+                TokenRecord(
+                    token: t.token, at: event.at, environment: t.environment, deadFrom: nil,
+                    event: Self.eventID(positioned)))
+            counters.tokens += 1
+        case .update(let u):
+            if !own { guard isSubscribed(to: event.stream.id) else { return } }
+            record(positioned, index: index, type: .update, timestamp: u.timestamp, content: u.content, policy: nil)
+        case .end(let e):
+            if !own { guard isSubscribed(to: event.stream.id) else { return } }
+            record(
+                positioned, index: index, type: .end, timestamp: e.timestamp, content: e.content,
+                policy: e.dismissalPolicy ?? .default)
+        case .dismiss(let d):
+            counters.dismissals += 1
+            if removedAt == nil {
+                markOver(at: event.at, index: index)
+                removedAt = event.at
+                dismissedBy = d.by == .user ? .user : .system
+            }
+        case .push(let p):
+            if !own { guard isSubscribed(to: event.stream.id) else { return } }
+            counters.pushes += 1
+            if !p.isSuccess { counters.failedPushes += 1 }
+            let token = own ? (p.token ?? currentToken(at: event.at)?.token) : nil
+            var superseded = false
+            if own, let sent = p.token, let current = currentToken(at: event.at), current.token != sent,
+                tokens.contains(where: { $0.token == sent })
+            {
+                superseded = true
+                counters.pushesToSupersededToken += 1
+            }
+            let push = Push(index: index, event: positioned, data: p, token: token, toSupersededToken: superseded)
+            pushes.append(push)
+            pushesByRef[p.refersTo, default: []].append(push)
+            if p.status == 410, let token {
+                let from = p.apnsTimestamp ?? event.at
+                if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }
+                killers.insert(positioned.position)
+            }
+        case .observe(let o):
+            counters.observations += 1
+            observations.append(Observation(index: index, event: positioned, data: o))
+            // The device is the authority on its own lifecycle.
+            if o.activityState == .ended, !isOver {
+                markOver(at: event.at, index: index)
+                end(at: event.at, by: .system, policy: .default)
+            } else if o.activityState == .dismissed, removedAt == nil {
+                markOver(at: event.at, index: index)
+                removedAt = event.at
+                dismissedBy = .user
+            }
+        case .subscribe(let s):
+            if s.activity == activity, !channels.contains(event.stream.id) { channels.append(event.stream.id) }
+        case .reconcile:
+            counters.reconciles += 1
+        case .startToken:
+            return
+        }
     }
 
     /// Records an update or end that reached the activity, deciding its own rejections at recording time.

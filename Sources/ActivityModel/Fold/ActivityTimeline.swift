@@ -36,10 +36,13 @@ struct ActivityTimeline {
     }
 
     let activity: String
-    let asOf: Instant
+    /// The walk's clock (`settle(asOf:)` moves it forward for the incremental timeline).
+    var asOf: Instant
     /// Relevant events with `at` ≤ asOf, in (at, position) order.
     var events: [PositionedEvent] = []
     var request: RequestData
+    /// The request's content is over the size limit (never displayed); computed once, it is asked per entry.
+    let requestTooLarge: Bool
     var requestEvent: PositionedEvent
     /// Walk index of the request.
     var requestIndex = 0
@@ -79,28 +82,46 @@ struct ActivityTimeline {
     static func eventID(_ event: PositionedEvent) -> String { event.event.id ?? "#\(event.position)" }
 
     static func ordered(_ events: [PositionedEvent], asOf: Instant) -> [PositionedEvent] {
-        events.filter { $0.event.at <= asOf }.sorted {
-            ($0.event.at, $0.position) < ($1.event.at, $1.position)
-        }
+        var kept = events.filter { $0.event.at <= asOf }
+        kept.sort(by: Self.walkOrder)  // in place: no second copy of every event
+        return kept
+    }
+
+    /// (`at`, position) order.
+    static func walkOrder(_ a: PositionedEvent, _ b: PositionedEvent) -> Bool {
+        (a.event.at, a.position) < (b.event.at, b.position)
     }
 
     init(activity: String, events unordered: [PositionedEvent], asOf: Instant) throws(NoSuchActivity) {
+        // One filtered copy, sorted: the request is on the activity's own stream, so among the relevant events.
+        var relevant = unordered.filter { $0.event.at <= asOf && Self.isRelevant($0.event, activity: activity) }
+        relevant.sort(by: Self.walkOrder)
+        guard let found = Self.request(of: activity, in: relevant) else {
+            throw NoSuchActivity(activity: activity, asOf: asOf)
+        }
+        self.init(activity: activity, request: found.event, data: found.data, asOf: asOf)
+        events = relevant
+        walk()
+    }
+
+    /// A walk that has seen no event yet; `append(_:)` feeds it (the request must be among what it is fed).
+    init(activity: String, request requestEvent: PositionedEvent, data request: RequestData, asOf: Instant) {
         self.activity = activity
         self.asOf = asOf
-        let ordered = Self.ordered(unordered, asOf: asOf)
-        var found: (PositionedEvent, RequestData)?
-        for e in ordered where e.event.stream.kind == .activity && e.event.stream.id == activity {
-            if case .request(let r) = e.event.data {
-                found = (e, r)
-                break
-            }
-        }
-        guard let (requestEvent, request) = found else { throw NoSuchActivity(activity: activity, asOf: asOf) }
         self.request = request
+        self.requestTooLarge = request.content.isTooLarge
         self.requestEvent = requestEvent
         self.startsAt = max(requestEvent.event.at, request.scheduledStart ?? requestEvent.event.at)
-        for e in ordered where Self.isRelevant(e.event, activity: activity) { events.append(e) }
-        walk()
+    }
+
+    /// The activity's first request in `ordered` (events already in (`at`, position) order), with its index.
+    static func request(of activity: String, in ordered: [PositionedEvent])
+        -> (index: Int, event: PositionedEvent, data: RequestData)?
+    {
+        for (index, e) in ordered.enumerated() where e.event.stream.kind == .activity && e.event.stream.id == activity {
+            if case .request(let r) = e.event.data { return (index, e, r) }
+        }
+        return nil
     }
 
     static func isRelevant(_ event: LedgerEvent, activity: String) -> Bool {

@@ -40,6 +40,20 @@ extension Ledger {
         return try recorded.map(Self.logged)
     }
 
+    /// What `ActivityFold.state` needs as of `asOf`: the events of `relevantEvents` with `at` ≤ asOf, decoded
+    /// straight to `PositionedEvent` (later rows are neither decompressed nor decoded, nothing else is kept).
+    func foldInput(_ db: Database, activity: String, asOf: Instant) throws -> [PositionedEvent] {
+        var recorded = try store.events(in: db, stream: "activity:" + activity, atMost: asOf.milliseconds)
+        let channels = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT channel FROM channel_members WHERE activity = ? ORDER BY channel"),
+            arguments: [activity]
+        )
+        for channel in channels {
+            recorded += try store.events(in: db, stream: "channel:" + channel, atMost: asOf.milliseconds)
+        }
+        return try recorded.map { PositionedEvent(position: $0.position, event: try ActivityProjector.decode($0)) }
+    }
+
     static func logged(_ recorded: RecordedEvent) throws -> LoggedEvent {
         LoggedEvent(
             position: recorded.position, version: recorded.version,

@@ -8,9 +8,9 @@ extension Ledger {
     /// - Throws: notFound "no such activity at T" when it has no request at or before T.
     public func state(activity: String, at: Instant? = nil) throws -> ActivityState {
         let asOf = at ?? Self.now()
-        let events = try store.pool.read { db in try relevantEvents(db, activity: activity) }
+        let events = try store.pool.read { db in try foldInput(db, activity: activity, asOf: asOf) }
         do {
-            return try ActivityFold.state(activity: activity, events: events.map(\.positioned), asOf: asOf)
+            return try ActivityFold.state(activity: activity, events: events, asOf: asOf)
         } catch {
             throw LedgerError(.notFound, "no such activity at \(asOf.rfc3339): \(activity)", field: "activity")
         }
@@ -19,11 +19,9 @@ extension Ledger {
     /// SPEC §4: the verdict of every update or end that reached the activity, as of `at` (default now).
     public func audit(activity: String, at: Instant? = nil) throws -> ActivityAudit {
         let asOf = at ?? Self.now()
-        let events = try store.pool.read { db in try relevantEvents(db, activity: activity) }
+        let events = try store.pool.read { db in try foldInput(db, activity: activity, asOf: asOf) }
         do {
-            let deliveries = try DeliveryVerdicts.deliveries(
-                activity: activity, events: events.map(\.positioned), asOf: asOf
-            )
+            let deliveries = try DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: asOf)
             return ActivityAudit(activity: activity, asOf: asOf, deliveries: deliveries)
         } catch {
             throw LedgerError(.notFound, "no such activity at \(asOf.rfc3339): \(activity)", field: "activity")

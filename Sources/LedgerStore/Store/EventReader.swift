@@ -82,6 +82,17 @@ struct EventReader {
         }
     }
 
+    /// Like `events(_:stream:fromVersion:)`, only the rows with `at` ≤ `atMost`: later rows are never
+    /// decompressed (a state as of T needs nothing after T).
+    func events(_ db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
+        let sql = Self.columns
+            + " WHERE e.stream = (SELECT id FROM streams WHERE name = ?) AND e.at <= ? ORDER BY e.version"
+        return try fetch(db, sql: sql) {
+            $0.bind(stream, at: 1)
+            $0.bind(atMost, at: 2)
+        }
+    }
+
     func event(_ db: Database, position: Int64) throws -> RecordedEvent? {
         let sql = Self.columns + " WHERE e.position = ?"
         return try fetch(db, sql: sql) { $0.bind(position, at: 1) }.first

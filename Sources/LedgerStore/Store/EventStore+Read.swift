@@ -8,6 +8,12 @@ extension EventStore {
         try reader.events(db, stream: stream, fromVersion: fromVersion)
     }
 
+    /// Events of `stream` whose `at` (event time, Unix ms) is at most `atMost`, in version order: what a
+    /// query "as of T" needs, without decompressing the rest of the stream.
+    public func events(in db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
+        try reader.events(db, stream: stream, atMost: atMost)
+    }
+
     /// The event stored under `id`, if any.
     public func event(in db: Database, id: String) throws -> RecordedEvent? {
         try reader.event(db, id: id)

@@ -1,0 +1,128 @@
+@testable import ActivityModel
+import Testing
+
+/// The one-pass `ActivityFold.timeline` against its definition, `timelineByRefolding` (every prefix folded from
+/// scratch as of its last event's `at`), over generated histories that mix the activity's own stream, channels
+/// it joins and leaves alone, other activities, installations, deadlines (8 h system end, dismissal policies,
+/// 12 h cap, stale dates) and many events sharing an `at`.
+@Suite("Timeline in one pass")
+struct FoldTimelineTests {
+    static let t0 = FoldPropertyTests.t0
+
+    /// A random history around activity "A"; positions are not in `at` order and the order handed over is shuffled.
+    static func history(seed: UInt64) -> [PositionedEvent] {
+        var rng = SeededGenerator(seed: seed)
+        var events: [PositionedEvent] = []
+        var ids: [String] = []
+        var stamps: [Int64] = []
+        func add(_ stream: StreamName, _ at: Instant, _ data: EventData, source: Source = .server) {
+            let id = "e\(events.count + 1)"
+            ids.append(id)
+            // Positions unique but shuffled against `at`, so ties on `at` go by position, not by input order.
+            let position = Int64(events.count + 1) * 7 % 1_009 + 1
+            events.append(
+                PositionedEvent(position: position, event: LedgerEvent(id: id, stream: stream, at: at, source: source, data: data)))
+        }
+        func time() -> Instant {
+            // Coarse times around the request (some before it), up to past the 12 h cap.
+            t0.adding(milliseconds: Int64.random(in: -4...60, using: &rng) * 15 * 60_000)
+        }
+        let stale = Bool.random(using: &rng) ? t0.adding(hours: Int64.random(in: 1...9, using: &rng)) : nil
+        let pushTypes: [PushType?] = [nil, .token, .channel("c1"), PushType.none]
+        let requestAt = Bool.random(using: &rng) ? t0 : time()
+        add(
+            .activity("A"), requestAt,
+            .request(
+                RequestData(
+                    attributesType: "T", attributes: ["k": "v"],
+                    content: ActivityContent(state: ["s": 0], staleDate: stale),
+                    pushType: pushTypes.randomElement(using: &rng)!,
+                    scheduledStart: Bool.random(using: &rng) ? requestAt.adding(hours: 1) : nil)))
+        let streams: [StreamName] = [
+            .activity("A"), .activity("A"), .activity("A"), .channel("c1"), .channel("c2"), .activity("B"),
+        ]
+        for _ in 0..<Int.random(in: 5...60, using: &rng) {
+            let at = time()
+            let ts = at.seconds + Int64.random(in: -3600...3600, using: &rng)
+            stamps.append(ts)
+            let stream = streams.randomElement(using: &rng)!
+            let content = ActivityContent(state: ["s": .int(ts)], staleDate: Bool.random(using: &rng) ? stale : at.adding(hours: 2))
+            switch Int.random(in: 0..<16, using: &rng) {
+            case 0...3: add(stream, at, .update(UpdateData(content: content, timestamp: ts)))
+            case 4:
+                let policies: [DismissalPolicy?] = [nil, .default, .immediate, .after(at.adding(hours: 2)), .after(at.adding(hours: 9))]
+                add(stream, at, .end(EndData(content: Bool.random(using: &rng) ? content : nil, timestamp: ts,
+                                             dismissalPolicy: policies.randomElement(using: &rng)!)),
+                    source: Bool.random(using: &rng) ? .app : .server)
+            case 5: add(.activity("A"), at, .dismiss(DismissData(by: .user)), source: .app)
+            case 6, 7:
+                let status = [200, 200, 410, 429].randomElement(using: &rng)!
+                let token: String? = Bool.random(using: &rng) ? "aa" : nil
+                add(stream, at, .push(PushData(refersTo: ids.randomElement(using: &rng)!, status: status, token: token,
+                                               apnsTimestamp: status == 410 && Bool.random(using: &rng) ? at.adding(hours: -1) : nil)))
+            case 8:
+                // Often a timestamp that some content carried, with its hash, a wrong hash or none.
+                let seen = stamps.randomElement(using: &rng) ?? ts
+                let hashes = [nil, ActivityContent(state: ["s": .int(seen)]).contentHash, "00"]
+                add(
+                    .activity("A"), at,
+                    .observe(
+                        ObserveData(
+                            activityState: .active, contentTimestamp: Bool.random(using: &rng) ? seen : ts,
+                            contentHash: hashes.randomElement(using: &rng)!)),
+                    source: .device)
+            case 9:
+                let phase = [Phase.ended, .dismissed, .active].randomElement(using: &rng)!
+                add(.activity("A"), at, .observe(ObserveData(activityState: phase)), source: .device)
+            case 10: add(.activity("A"), at, .token(TokenData(token: Bool.random(using: &rng) ? "aa" : "bb\(events.count)")))
+            case 11, 12:
+                let channel = Bool.random(using: &rng) ? "c1" : "c2"
+                add(.channel(channel), at, .subscribe(SubscribeData(activity: Bool.random(using: &rng) ? "A" : "B")))
+            case 13: add(.installation("I"), at, .startToken(TokenData(token: "st")))
+            case 14: add(.activity("A"), at, .reconcile(ReconcileData(run: "r", action: .none)))
+            default:
+                // A second request on the same stream is counted but never replaces the first.
+                add(.activity("A"), at, .request(RequestData(attributesType: "T2", attributes: [:], content: content)))
+            }
+        }
+        return events.shuffled(using: &rng)
+    }
+
+    @Test("the one-pass timeline equals folding every prefix from scratch", arguments: 0..<400)
+    func equalsRefolding(seed: Int) {
+        let events = Self.history(seed: UInt64(seed))
+        var rng = SeededGenerator(seed: UInt64(seed) &+ 77)
+        let to = Self.t0.adding(milliseconds: Int64.random(in: -2...64, using: &rng) * 15 * 60_000)
+        let from: Instant? = Bool.random(using: &rng) ? Self.t0.adding(hours: Int64.random(in: -1...10, using: &rng)) : nil
+        let fast = ActivityFold.timeline(activity: "A", events: events, from: from, to: to)
+        let oracle = ActivityFold.timelineByRefolding(activity: "A", events: events, from: from, to: to)
+        #expect(fast.count == oracle.count, "seed \(seed)")
+        for (a, b) in zip(fast, oracle) where a != b {
+            Issue.record("seed \(seed): entry \(a.event.event.id ?? "?") differs:\n\(a.state)\nvs\n\(b.state)")
+            break
+        }
+        // The generator must reach what the walk does: entries, channel entries, deadlines, stale content.
+        #expect(fast == oracle)
+    }
+
+    @Test("generated histories cover channel entries, every phase and skipped foreign subscribes")
+    func generatorCoverage() {
+        var phases: Set<Phase> = []
+        var channelEntries = 0
+        for seed in 0..<400 {
+            let events = Self.history(seed: UInt64(seed))
+            let entries = ActivityFold.timeline(activity: "A", events: events, to: Self.t0.adding(hours: 16))
+            phases.formUnion(entries.map(\.state.phase))
+            channelEntries += entries.filter { $0.event.event.stream.kind == .channel }.count
+        }
+        #expect(phases.isSuperset(of: [.active, .stale, .ended, .dismissed, .pending]))
+        #expect(channelEntries > 100)
+    }
+
+    @Test("an activity without a request has an empty timeline; one requested after `to` too")
+    func noRequest() {
+        let events = Self.history(seed: 3)
+        #expect(ActivityFold.timeline(activity: "Z", events: events, to: Self.t0.adding(hours: 20)).isEmpty)
+        #expect(ActivityFold.timeline(activity: "A", events: events, to: Self.t0.adding(hours: -5)).isEmpty)
+    }
+}
