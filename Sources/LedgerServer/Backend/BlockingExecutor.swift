@@ -1,6 +1,6 @@
 internal import Foundation
 
-/// A few dedicated threads for ledger calls that block on SQLite (GRDB's synchronous reads, a long verify,
+/// Dedicated threads for ledger calls that block on SQLite (GRDB's synchronous reads, a long verify,
 /// a nightly run), so that they never occupy Swift's cooperative pool — one thread per core, two on the
 /// target machine, which every HTTP handler needs too. Used as a task executor preference: the work, and
 /// anything it awaits that is not actor-isolated, runs on these threads.
@@ -9,12 +9,8 @@ internal import Foundation
 /// `NIOThreadPool.singleton`): a server has one ledger, and tests open many adapters over the same lanes.
 final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// Queries, verify, digest, reconciliation. Fewer threads than GRDB's 5 reader connections, so that
-    /// an append's ownership check always finds a free reader.
+    /// an append's ownership check always finds a free reader however many slow reads are queued.
     static let reads = BlockingExecutor(name: "ledger-reads", threads: 3)
-    /// Appends: the pre-commit work of each request (decode, ownership check) and the leader's hand-over.
-    /// The commit itself runs on GRDB's writer queue. A lane of its own, so a burst of slow reads never
-    /// delays an acknowledgement.
-    static let appends = BlockingExecutor(name: "ledger-appends", threads: 2)
 
     let name: String
     // Guarded by `condition`.

@@ -16,17 +16,13 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
-        try await BlockingExecutor.appends.run {
-            try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
-        }
+        try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
     }
 
     public func append(
         app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {
-        try await BlockingExecutor.appends.run {
-            try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
-        }
+        try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
     }
 
     /// Decodes every event, naming the refused one by its index in the request.
@@ -60,22 +56,20 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
         let document = try Self.parse(exchange, field: "body")
-        return try await BlockingExecutor.appends.run {
-            try await translating {
-                let outcomes: [AppendOutcome]
-                do {
-                    outcomes = try await ledger.ingestAPNs(document, app: app)
-                } catch let error as LedgerError where error.code == .forbidden {
-                    // The token resolved to another app's activity: answer as for an unknown token, naming nothing of it.
-                    throw LedgerError(.notFound, "no activity of this app matches the exchange", field: "activity")
-                }
-                return try outcomes.map { outcome in
-                    let logged = try ledger.event(id: outcome.id)
-                    return AppendedEvent(
-                        id: outcome.id, stream: logged.event.stream.description, position: outcome.position,
-                        version: logged.version, duplicate: outcome.duplicate
-                    )
-                }
+        return try await translating {
+            let outcomes: [AppendOutcome]
+            do {
+                outcomes = try await ledger.ingestAPNs(document, app: app)
+            } catch let error as LedgerError where error.code == .forbidden {
+                // The token resolved to another app's activity: answer as for an unknown token, naming nothing of it.
+                throw LedgerError(.notFound, "no activity of this app matches the exchange", field: "activity")
+            }
+            return try outcomes.map { outcome in
+                let logged = try ledger.event(id: outcome.id)
+                return AppendedEvent(
+                    id: outcome.id, stream: logged.event.stream.description, position: outcome.position,
+                    version: logged.version, duplicate: outcome.duplicate
+                )
             }
         }
     }
@@ -178,7 +172,7 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func lastPosition() async throws -> Int64 {
-        try await run { try ledger.store.lastPosition() }
+        try await translating { try ledger.store.lastPosition() }
     }
 
     // MARK: - Helpers
@@ -203,6 +197,10 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     /// Runs a query on the reads lane (never on a cooperative thread), mapping ledger errors.
+    ///
+    /// Appends, APNs ingestion and `lastPosition` do not use it: their only blocking work is one short indexed
+    /// read (stream ownership, the head position) — the commit itself runs on GRDB's writer queue — and the two
+    /// thread hops cost more than that read (measured: single appends and `/health` were slower on a lane).
     private func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await BlockingExecutor.reads.run { try await translating(body) }
     }
