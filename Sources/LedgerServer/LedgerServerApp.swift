@@ -81,6 +81,10 @@ public enum LedgerServerApp: Sendable {
             backend: backend, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),
             logger: logger
         )
+        if configuration.rawAppends {
+            // Innermost, so that it runs behind everything above; routes take the middleware added before them.
+            router.add(middleware: RawAppendMiddleware(api: api, maxBodyBytes: configuration.maxBodyBytes))
+        }
         // Compact JSON, `/` unescaped, as the ledger writes it.
         try api.registerHandlers(
             on: router,

@@ -13,6 +13,10 @@ public struct LedgerServerConfiguration: Sendable {
     public var feedPollInterval: Duration
     /// How long an authenticated key is remembered; a revoked key keeps working for at most this long.
     public var apiKeyCacheTTL: Duration
+    /// Serve `POST /v1/events` and `/v1/batches` from the raw body (true, the default): parsed once by the
+    /// ledger's JSON parser instead of decoded and re-encoded by the generated OpenAPI layer. Same contract
+    /// either way; false exists to compare the two.
+    public var rawAppends: Bool
 
     public init(
         host: String = "127.0.0.1",
@@ -20,7 +24,8 @@ public struct LedgerServerConfiguration: Sendable {
         maxBodyBytes: Int = 4 << 20,
         maxFeedWaitSeconds: Double = 60,
         feedPollInterval: Duration = .milliseconds(250),
-        apiKeyCacheTTL: Duration = .seconds(5)
+        apiKeyCacheTTL: Duration = .seconds(5),
+        rawAppends: Bool = true
     ) {
         self.host = host
         self.port = port
@@ -28,5 +33,6 @@ public struct LedgerServerConfiguration: Sendable {
         self.maxFeedWaitSeconds = maxFeedWaitSeconds
         self.feedPollInterval = feedPollInterval
         self.apiKeyCacheTTL = apiKeyCacheTTL
+        self.rawAppends = rawAppends
     }
 }

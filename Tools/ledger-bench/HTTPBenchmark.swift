@@ -204,6 +204,8 @@ struct LoadRun {
 final class LoopbackHTTPClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// Reused for every read: a fresh zeroed 64 KiB array per response cost the client more than the server.
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -271,7 +273,6 @@ final class LoopbackHTTPClient {
     }
 
     private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
         guard n > 0 else { throw Failure(description: n == 0 ? "connection closed" : "read: errno \(errno)") }
         buffer.append(contentsOf: chunk[..<n])
@@ -280,7 +281,7 @@ final class LoopbackHTTPClient {
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<(start + needle.count)]) == needle { return start }
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return start }
         }
         return nil
     }

@@ -16,17 +16,36 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
+        try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
+    }
+
+    public func append(
+        app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
+    ) async throws -> [AppendedEvent] {
+        try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
+    }
+
+    /// Decodes every event, naming the refused one by its index in the request.
+    private static func decode<Input>(
+        _ events: [Input], _ decode: (Input) throws(EventDecodingError) -> LedgerEvent
+    ) throws -> [LedgerEvent] {
         var decoded: [LedgerEvent] = []
         decoded.reserveCapacity(events.count)
-        for (index, bytes) in events.enumerated() {
+        for (index, event) in events.enumerated() {
             do {
-                decoded.append(try EventCodec.decode(bytes))
+                decoded.append(try decode(event))
             } catch {
                 throw LedgerBackendError.invalidEvent(index: index, field: error.field, message: error.description)
             }
         }
+        return decoded
+    }
+
+    private func append(
+        app: String, decoded: [LedgerEvent], expectedVersions: [String: Int64]
+    ) async throws -> [AppendedEvent] {
         let expected = expectedVersions.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) }
-        let outcomes = try await run { try await ledger.append(decoded, expected: expected, app: app) }
+        let outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
         return zip(decoded, outcomes).map { event, outcome in
             AppendedEvent(
                 id: outcome.id, stream: event.stream.description, position: outcome.position,
@@ -37,20 +56,21 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
         let document = try Self.parse(exchange, field: "body")
-        let outcomes = try await run {
+        return try await translating {
+            let outcomes: [AppendOutcome]
             do {
-                return try await ledger.ingestAPNs(document, app: app)
+                outcomes = try await ledger.ingestAPNs(document, app: app)
             } catch let error as LedgerError where error.code == .forbidden {
                 // The token resolved to another app's activity: answer as for an unknown token, naming nothing of it.
                 throw LedgerError(.notFound, "no activity of this app matches the exchange", field: "activity")
             }
-        }
-        return try outcomes.map { outcome in
-            let logged = try ledger.event(id: outcome.id)
-            return AppendedEvent(
-                id: outcome.id, stream: logged.event.stream.description, position: outcome.position,
-                version: logged.version, duplicate: outcome.duplicate
-            )
+            return try outcomes.map { outcome in
+                let logged = try ledger.event(id: outcome.id)
+                return AppendedEvent(
+                    id: outcome.id, stream: logged.event.stream.description, position: outcome.position,
+                    version: logged.version, duplicate: outcome.duplicate
+                )
+            }
         }
     }
 
@@ -152,7 +172,7 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func lastPosition() async throws -> Int64 {
-        try await run { try ledger.store.lastPosition() }
+        try await translating { try ledger.store.lastPosition() }
     }
 
     // MARK: - Helpers
@@ -176,8 +196,17 @@ public struct LedgerAdapter: LedgerBackend {
         }
     }
 
+    /// Runs a query on the reads lane (never on a cooperative thread), mapping ledger errors.
+    ///
+    /// Appends, APNs ingestion and `lastPosition` do not use it: their only blocking work is one short indexed
+    /// read (stream ownership, the head position) — the commit itself runs on GRDB's writer queue — and the two
+    /// thread hops cost more than that read (measured: single appends and `/health` were slower on a lane).
+    private func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await BlockingExecutor.reads.run { try await translating(body) }
+    }
+
     /// Maps ledger errors to the HTTP contract's errors.
-    private func run<T>(_ body: () async throws -> T) async throws -> T {
+    private func translating<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as LedgerError {

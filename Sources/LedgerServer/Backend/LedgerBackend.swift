@@ -1,3 +1,4 @@
+public import ActivityModel
 public import Foundation
 
 /// Everything the HTTP service needs from the ledger.
@@ -13,6 +14,13 @@ public protocol LedgerBackend: Sendable {
     /// have before the batch (0: the stream must be new); a mismatch throws ``LedgerBackendError/conflict(stream:expected:actual:)``
     /// and writes nothing. A refused event throws ``LedgerBackendError/invalidEvent(index:field:message:)``.
     func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent]
+
+    /// ``append(app:events:expectedVersions:)`` for events already parsed from a request body (each one
+    /// interchange object, as the client sent it), so the body is parsed once. Same contract; the default
+    /// encodes each value and calls the `Data` form.
+    func append(
+        app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
+    ) async throws -> [AppendedEvent]
 
     /// Records a raw APNs exchange (the `APNsExchange` schema): the `push` event plus the
     /// `request`/`update`/`end` it carried. Unknown token or activity: ``LedgerBackendError/notFound(_:)``.
@@ -55,6 +63,14 @@ public protocol LedgerBackend: Sendable {
 
     /// The highest global position written (0 when empty); lets the feed long-poll cheaply.
     func lastPosition() async throws -> Int64
+}
+
+extension LedgerBackend {
+    public func append(
+        app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
+    ) async throws -> [AppendedEvent] {
+        try await append(app: app, events: parsedEvents.map { Data($0.compactBytes) }, expectedVersions: expectedVersions)
+    }
 }
 
 /// Where one appended (or re-sent) event landed.

@@ -32,7 +32,7 @@ extension LedgerAPI {
         let app = try Caller.app()
         let start = ContinuousClock.now
         let results = try await backend.ingestAPNs(app: app, exchange: Self.encode(exchange))
-        await acknowledge(results, since: start, app: app)
+        acknowledge(results, since: start, app: app)
         return .ok(.init(body: .json(Self.batchResult(results))))
     }
 
@@ -45,10 +45,27 @@ extension LedgerAPI {
             try Self.checkTime(event.at, field: singleEvent ? "at" : "events[\(index)].at")
         }
         let encoded = try events.map(Self.encode)
+        return try await append(app: app, singleEvent: singleEvent) {
+            try await backend.append(app: app, events: encoded, expectedVersions: expectedVersions)
+        }
+    }
+
+    /// The raw-body route's append (``RawAppendMiddleware``): `body` already passed every check the
+    /// generated decoder and ``checkTime(_:field:)`` make, so only the ledger's own checks remain.
+    func append(_ body: RawAppendBody, singleEvent: Bool) async throws -> [AppendedEvent] {
+        let app = try Caller.app()
+        return try await append(app: app, singleEvent: singleEvent) {
+            try await backend.append(app: app, parsedEvents: body.events, expectedVersions: body.expectedVersions)
+        }
+    }
+
+    private func append(
+        app: String, singleEvent: Bool, _ body: () async throws -> [AppendedEvent]
+    ) async throws -> [AppendedEvent] {
         let start = ContinuousClock.now
         let results: [AppendedEvent]
         do {
-            results = try await backend.append(app: app, events: encoded, expectedVersions: expectedVersions)
+            results = try await body()
         } catch var error as LedgerBackendError where singleEvent {
             // A single event is the body itself, not `events[0]`.
             if let field = error.field, field.hasPrefix("events[0]") {
@@ -57,11 +74,11 @@ extension LedgerAPI {
             }
             throw error
         }
-        await acknowledge(results, since: start, app: app)
+        acknowledge(results, since: start, app: app)
         return results
     }
 
-    private func acknowledge(_ results: [AppendedEvent], since start: ContinuousClock.Instant, app: String) async {
+    private func acknowledge(_ results: [AppendedEvent], since start: ContinuousClock.Instant, app: String) {
         let duration = ContinuousClock.now - start
         metrics.recordAppend(results, duration: duration)
         logger.debug(
@@ -72,7 +89,7 @@ extension LedgerAPI {
             ]
         )
         if results.contains(where: { !$0.duplicate }) {
-            await appendSignal.signal()
+            appendSignal.signal()
         }
     }
 

@@ -1,16 +1,29 @@
+import Synchronization
+
 /// Wakes feed long-polls when this process appends, instead of having them poll the ledger tightly.
-actor AppendSignal {
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextID = 0
+///
+/// A lock rather than an actor: every acknowledged append signals, and with no long-poll waiting that must
+/// cost a lock, not a hop to an actor and back.
+final class AppendSignal: Sendable {
+    private struct State {
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
 
     /// Wakes every waiter.
     func signal() {
-        for waiter in waiters.values { waiter.resume() }
-        waiters.removeAll()
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard !state.waiters.isEmpty else { return [] }
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns at the next signal or after `timeout`, whichever comes first.
-    nonisolated func wait(timeout: Duration) async {
+    func wait(timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { await self.waitForSignal() }
@@ -20,22 +33,26 @@ actor AppendSignal {
     }
 
     private func waitForSignal() async {
-        let id = nextID
-        nextID += 1
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume()
-                } else {
-                    waiters[id] = continuation
+                // Checked under the lock: a cancellation that ran before we registered found nothing to resume.
+                let resumeNow = state.withLock { state in
+                    if Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
                 }
+                if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            Task { await self.cancel(id) }
+            cancel(id)
         }
     }
 
     private func cancel(_ id: Int) {
-        waiters.removeValue(forKey: id)?.resume()
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
     }
 }

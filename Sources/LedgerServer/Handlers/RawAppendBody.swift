@@ -1,0 +1,136 @@
+import ActivityModel
+internal import Foundation
+import NIOCore
+
+/// The body of `POST /v1/events` or `POST /v1/batches`, parsed once with the ledger's own JSON parser, when
+/// it plainly passes everything the generated OpenAPI decoder and the handler check before the ledger: the
+/// `Event`/`Batch` schemas (required members present and not null, string and enum types, `data` an object,
+/// `expectedVersions` non-negative integers) and the `at` rule of ``LedgerAPI/checkTime(_:field:)``.
+///
+/// nil means "not plainly valid", never "invalid": the caller then hands the request to the generated
+/// handler, which refuses it with today's exact 400 (or accepts an unusual but valid form). So this check
+/// may be stricter than the schema — exponent numbers, duplicate keys, deep nesting all go the slow way —
+/// but must never be looser.
+struct RawAppendBody: Sendable {
+    /// One interchange object per event, in request order, as the client sent it.
+    var events: [ActivityModel.JSONValue]
+    var expectedVersions: [String: Int64]
+
+    /// `POST /v1/events` with an optional, already validated `?expectedVersion=`.
+    static func single(_ body: ByteBuffer, expectedVersion: Int64?) -> RawAppendBody? {
+        guard let event = parse(body), isPlainEvent(event), case .string(let stream)? = event["stream"] else {
+            return nil
+        }
+        return RawAppendBody(events: [event], expectedVersions: expectedVersion.map { [stream: $0] } ?? [:])
+    }
+
+    /// `POST /v1/batches`.
+    static func batch(_ body: ByteBuffer) -> RawAppendBody? {
+        guard case .object(let root)? = parse(body), !hasDuplicateKeys(root) else { return nil }
+        guard case .array(let events)? = root["events"], !events.isEmpty, events.allSatisfy(isPlainEvent),
+            root.members.allSatisfy({ $0.key == "events" || isPlainValue($0.value, depth: 1) })
+        else { return nil }
+        var expectedVersions: [String: Int64] = [:]
+        switch root["expectedVersions"] {
+        case nil, .null?:
+            break
+        case .object(let versions)?:
+            guard !hasDuplicateKeys(versions) else { return nil }
+            for member in versions.members {
+                guard case .number(let number) = member.value, let version = plainInteger(number.text), version >= 0
+                else { return nil }
+                expectedVersions[member.key] = version
+            }
+        default:
+            return nil
+        }
+        return RawAppendBody(events: events, expectedVersions: expectedVersions)
+    }
+
+    /// A query's `expectedVersion` when the query is exactly that one plain non-negative integer (or empty:
+    /// `.some(nil)`); anything else is nil, for the generated handler to judge.
+    static func expectedVersion(query: String?) -> Int64?? {
+        guard let query, !query.isEmpty else { return .some(nil) }
+        let prefix = "expectedVersion="
+        guard query.hasPrefix(prefix), let version = plainInteger(String(query.dropFirst(prefix.count))),
+            version >= 0
+        else { return nil }
+        return .some(version)
+    }
+
+    private static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {
+        body.withUnsafeReadableBytes { bytes in try? JSONParser.parse(bytes) }
+    }
+
+    /// Members the generated `Event` decoder reads; others it ignores, and so does the ledger.
+    private static func isPlainEvent(_ value: ActivityModel.JSONValue) -> Bool {
+        guard case .object(let object) = value, !hasDuplicateKeys(object) else { return false }
+        guard case .string? = object["stream"],
+            case .string(let type)? = object["type"], Components.Schemas.EventType(rawValue: type) != nil,
+            case .object? = object["data"], object.members.allSatisfy({ isPlainValue($0.value, depth: 1) })
+        else { return false }
+        switch object["at"] {
+        case .string(let text)?:
+            guard (try? LedgerAPI.checkTime(.case1(text), field: "at")) != nil else { return false }
+        case .number(let number)?:
+            guard let seconds = plainDouble(number.text),
+                (try? LedgerAPI.checkTime(.case2(seconds), field: "at")) != nil
+            else { return false }
+        default:
+            return false
+        }
+        switch object["id"] {
+        case nil, .null?, .string?: break
+        default: return false
+        }
+        switch object["source"] {
+        case nil, .null?: break
+        case .string(let source)? where Components.Schemas.Source(rawValue: source) != nil: break
+        default: return false
+        }
+        return true
+    }
+
+    /// `data` (and any member the decoder skips) holds any JSON; what `JSONDecoder` might read differently
+    /// goes the slow way.
+    private static func isPlainObject(_ object: JSONObject, depth: Int) -> Bool {
+        guard depth <= 64, !hasDuplicateKeys(object) else { return false }
+        return object.members.allSatisfy { isPlainValue($0.value, depth: depth) }
+    }
+
+    private static func isPlainValue(_ value: ActivityModel.JSONValue, depth: Int) -> Bool {
+        switch value {
+        case .null, .bool, .string: return true
+        case .number(let number): return plainDouble(number.text) != nil
+        case .object(let object): return isPlainObject(object, depth: depth + 1)
+        case .array(let elements):
+            return depth < 64 && elements.allSatisfy { isPlainValue($0, depth: depth + 1) }
+        }
+    }
+
+    private static func hasDuplicateKeys(_ object: JSONObject) -> Bool {
+        let members = object.members
+        if members.count <= 12 {
+            for i in members.indices {
+                for j in members.indices where j > i && members[i].key == members[j].key { return true }
+            }
+            return false
+        }
+        return Set(members.map(\.key)).count != members.count
+    }
+
+    /// Digits with an optional minus, fitting Int64: the form both decoders read alike.
+    private static func plainInteger(_ text: String) -> Int64? {
+        guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) })
+        else { return nil }
+        return Int64(text)
+    }
+
+    /// A finite number without exponent and of modest length (a JSON literal, already validated).
+    private static func plainDouble(_ text: String) -> Double? {
+        guard text.utf8.count <= 40, !text.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") })
+        else { return nil }
+        guard let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+}
