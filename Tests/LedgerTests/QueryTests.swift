@@ -179,6 +179,28 @@ struct QueryTests {
         #expect(try temp.ledger.owner(ofStream: "activity:R1") == "com.example.rides")
     }
 
+    @Test("owners are remembered once committed: refusals repeat, and a rolled-back claim leaves the stream free")
+    func ownershipRemembered() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ride, app: "com.example.rides")
+        let dismiss = #"{"stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:07:00Z","data":{"by":"user"}}"#
+        for _ in 0..<2 {
+            let error = await #expect(throws: LedgerError.self) { try await temp.append(dismiss, app: "com.other") }
+            #expect(error?.code == .forbidden)
+        }
+        _ = try await temp.append(dismiss, app: "com.example.rides")
+        // A batch whose expected version fails claims nothing: another app may then take the stream.
+        let request = #"{"stream":"activity:R2","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"R2"},"content":{"state":{"eta":5}},"pushType":"token"}}"#
+        let events = [try EventCodec.decode(request)]
+        await #expect(throws: LedgerError.self) {
+            try await temp.ledger.append(events, expected: ["activity:R2": .exact(3)], app: "com.first")
+        }
+        _ = try await temp.ledger.append(events, app: "com.second")
+        #expect(try temp.ledger.owner(ofStream: "activity:R2") == "com.second")
+        let error = await #expect(throws: LedgerError.self) { try await temp.ledger.append(events, app: "com.first") }
+        #expect(error?.code == .forbidden)
+    }
+
     @Test("an event built in code with a stream that cannot read back is refused before anything is written")
     func unreadableStreamRefused() async throws {
         let temp = try TemporaryLedger()

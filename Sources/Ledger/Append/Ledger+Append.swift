@@ -95,16 +95,32 @@ extension Ledger {
         }
     }
 
-    /// Refuses, before anything is written, streams that another app owns.
+    /// Refuses, before anything is written, events on streams another app owns. Owners already seen are answered from memory (an owner
+    /// never changes); the others are read from committed data, and remembered.
     func checkOwnership(of events: [LedgerEvent], app: String) throws {
-        try store.pool.read { db in try checkOwnership(in: db, of: events, app: app) }
+        let streams = Array(Set(events.map { $0.stream.description }))
+        var unknown: [String] = []
+        for (stream, owner) in zip(streams, knownOwners.owners(of: streams)) {
+            guard let owner else { unknown.append(stream); continue }
+            if owner != app { throw Self.foreign(stream) }
+        }
+        guard !unknown.isEmpty else { return }
+        let found = try store.pool.read { db in
+            try unknown.compactMap { stream in try StreamOwners.owner(of: stream, db).map { (stream: stream, app: $0) } }
+        }
+        knownOwners.remember(found)
+        if let foreign = found.first(where: { $0.app != app }) { throw Self.foreign(foreign.stream) }
     }
 
+    static func foreign(_ stream: String) -> LedgerError {
+        LedgerError(.forbidden, "stream \(stream) belongs to another app", field: "stream")
+    }
+
+    /// The same inside a transaction (an import), which may see owners claimed but not yet committed:
+    /// nothing read here is remembered.
     func checkOwnership(in db: Database, of events: [LedgerEvent], app: String) throws {
         for stream in Set(events.map { $0.stream.description }) {
-            if let owner = try StreamOwners.owner(of: stream, db), owner != app {
-                throw LedgerError(.forbidden, "stream \(stream) belongs to another app", field: "stream")
-            }
+            if let owner = try StreamOwners.owner(of: stream, db), owner != app { throw Self.foreign(stream) }
         }
     }
 }
