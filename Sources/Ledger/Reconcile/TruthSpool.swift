@@ -8,9 +8,12 @@ import GRDB
 final class TruthSpool {
     struct Row: Sendable {
         var activity: String
-        var state: JSONValue?
+        /// The state as canonical JSON text (`CanonicalJSON`); parsed only for activities that are folded.
+        var stateText: String?
         var done: Bool
         var line: Int
+
+        var state: JSONValue? { stateText.flatMap { try? JSONParser.parse($0) } }
     }
 
     let path: String
@@ -107,9 +110,7 @@ final class TruthSpool {
 
     private static func fetch(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Row] {
         try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-            let text: String? = row[1]
-            return Row(
-                activity: row[0], state: text.flatMap { try? JSONParser.parse($0) }, done: row[2], line: row[3])
+            Row(activity: row[0], stateText: row[1], done: row[2], line: row[3])
         }
     }
 }
