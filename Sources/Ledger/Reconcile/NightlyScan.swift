@@ -168,13 +168,19 @@ struct NightlyScan {
         var arguments = StatementArguments()
         if let app { arguments += [app] }
         arguments += [after ?? "", pageSize]
-        return try Row.fetchAll(statement, arguments: arguments).map { row in
+        // A cursor decodes each column straight from the statement (no row copies, no generic decoding).
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        var rows: [ActivityRow] = []
+        rows.reserveCapacity(pageSize)
+        while let row = try cursor.next() {
             let channel: Bool? = row[9]
-            return ActivityRow(
-                activity: row[0], requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
-                facts: NightlyFacts(
-                    startAt: row[4], factsAt: row[5], intendedHash: row[6], requests: row[7], doubts: row[8],
-                    channel: channel ?? true))
+            rows.append(
+                ActivityRow(
+                    activity: row[0], requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
+                    facts: NightlyFacts(
+                        startAt: row[4], factsAt: row[5], intendedHash: row[6], requests: row[7], doubts: row[8],
+                        channel: channel ?? true)))
         }
+        return rows
     }
 }

@@ -109,8 +109,11 @@ final class TruthSpool {
     }
 
     private static func fetch(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Row] {
-        try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-            Row(activity: row[0], stateText: row[1], done: row[2], line: row[3])
+        let cursor = try GRDB.Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+        var rows: [Row] = []
+        while let row = try cursor.next() {
+            rows.append(Row(activity: row[0], stateText: row[1], done: row[2], line: row[3]))
         }
+        return rows
     }
 }
