@@ -39,7 +39,10 @@ struct NightlyFacts: Sendable {
     static func hash(_ state: JSONValue) -> Data { Data(SHA256.hash(data: CanonicalJSON.bytes(state))) }
 
     /// The same hash of a state the truth spool already holds as canonical JSON text.
-    static func hash(canonical text: String) -> Data { Data(SHA256.hash(data: Array(text.utf8))) }
+    static func hash(canonical text: String) -> Data {
+        var text = text
+        return text.withUTF8 { Data(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
+    }
 
     /// True only when folding the activity as of `at` (Unix ms) cannot produce a finding; false when in doubt.
     /// The caller has checked that it was requested and neither ended nor dismissed by `at`.
