@@ -9,6 +9,7 @@ enum LedgerSchema {
     static let migrations: [(name: String, sql: String)] = [
         ("101_projections", ProjectionSQL.projections + "\n"),
         ("102_stream_owners", ProjectionSQL.streamOwners + "\n"),
+        ("103_nightly_facts", ProjectionSQL.nightlyFacts + "\n"),
         ("201_reconcile_runs", ReconcileRuns.sql + "\n"),
     ]
 

@@ -1,6 +1,7 @@
 import ActivityModel
+import Foundation
 import GRDB
-import Ledger
+@testable import Ledger
 import LedgerStore
 import Logging
 import LedgerTesting
@@ -53,6 +54,51 @@ struct ProjectionEquivalenceTests {
             #expect(state.attributesType == row["attributes_type"] as String)
             #expect(state.token == row["token"] as String?, "activity \(activity)")
         }
+    }
+
+    @Test(
+        "the nightly facts agree with the fold (newest own time, intended content, failed pushes, observations)",
+        arguments: [(4, 30), (7, 3), (8, 6)] as [(UInt64, Int)])
+    func nightlyFactsMatchFold(seed: UInt64, eventsPerActivity: Int) async throws {
+        let temp = try TemporaryLedger()
+        let workload = RandomWorkload(seed: seed, activities: 30, eventsPerActivity: eventsPerActivity)
+        try await temp.append(workload.lines().joined(separator: "\n"))
+        let rows = try temp.ledger.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT activity, events, facts_at, intended_hash, requests, doubts,
+                        push_type = 'channel' OR EXISTS (SELECT 1 FROM channel_members m WHERE m.activity = a.activity)
+                            AS channel
+                    FROM activities a WHERE requested_at IS NOT NULL
+                    """)
+        }
+        #expect(rows.count == workload.activities)
+        var settledContent = 0
+        for row in rows {
+            let activity: String = row["activity"]
+            let factsAt = Instant(milliseconds: row["facts_at"] as Int64)
+            let state = try temp.ledger.state(activity: activity, at: factsAt)
+            // facts_at is the newest own time: every own event counts at it, not all of them just before it.
+            #expect(state.events == row["events"] as Int, "activity \(activity)")
+            let before = try? temp.ledger.state(activity: activity, at: factsAt.adding(milliseconds: -1))
+            #expect((before?.events ?? 0) < row["events"] as Int)
+            let doubts = NightlyFacts.Doubt(rawValue: row["doubts"] as Int64)
+            let channel: Bool = row["channel"]
+            guard !channel else { continue }
+            #expect(doubts.contains(.failedPush) == (state.counters.failedPushes > 0), "activity \(activity)")
+            #expect(doubts.contains(.observation) == (state.counters.observations > 0), "activity \(activity)")
+            let deliveries = try await temp.ledger.pool.read { db in try temp.ledger.relevantEvents(db, activity: activity) }
+            let verdicts = DeliveryVerdicts.audit(activity: activity, events: deliveries.map(\.positioned), asOf: factsAt)
+            if verdicts.contains(where: { ["payloadTooLarge", "futureTimestamp"].contains($0.reason) }) {
+                #expect(doubts.contains(.unsendable), "activity \(activity)")
+            }
+            if row["requests"] as Int == 1, let intended = state.intended {
+                #expect(row["intended_hash"] as Data? == NightlyFacts.hash(intended.state), "activity \(activity)")
+                settledContent += 1
+            }
+        }
+        #expect(settledContent > 0)
     }
 
     @Test("a ledger whose projections fell behind catches up when opened")

@@ -31,6 +31,16 @@ struct ActivitySummary: Equatable, Sendable {
     var firstPosition: Int64?
     var lastPosition: Int64?
     var lastAt: Int64?
+    /// Nightly facts (`103_nightly_facts.sql`, `NightlyFacts`): newest own `at` apart from reconcile events.
+    var factsAt: Int64?
+    var intendedAt: Int64?
+    var intendedPosition: Int64?
+    /// SHA-256 of the intended content state's canonical JSON; filled from `intendedState` when written.
+    var intendedHash: Data?
+    /// The intended content state set in this batch, hashed once at write time (most are replaced in a batch).
+    var intendedState: JSONValue?
+    var requests: Int64 = 0
+    var doubts: Int64 = 0
 
     init(activity: String) { self.activity = activity }
 

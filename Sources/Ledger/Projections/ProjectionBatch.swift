@@ -37,9 +37,12 @@ struct ProjectionBatch {
     private mutating func applyToActivity(_ event: LedgerEvent, id: String, position: Int64, at: Int64) throws {
         var row = try summary(id)
         row.count(position: position, at: at)
+        if case .reconcile = event.data {} else { row.noteFact(at: at) }
         switch event.data {
         case .request(let request):
             row.applyRequest(request, at: at)
+            row.requests += 1
+            row.noteIntended(request.content.state, at: at, position: position)
             if case .channel(let channel)? = request.pushType {
                 try addMember(channel: channel, activity: id, since: at)
             }
@@ -53,13 +56,20 @@ struct ProjectionBatch {
             ).execute(arguments: [data.token, id, at])
         case .update(let update):
             row.applyContent(update.content, timestamp: update.timestamp)
+            row.noteSent(update.content, timestamp: update.timestamp, at: at, position: position)
         case .end(let end):
             row.applyEnd(end, at: at, source: event.source)
+            if let content = end.content { row.noteSent(content, timestamp: end.timestamp, at: at, position: position) }
         case .dismiss(let dismiss):
             row.applyDismiss(by: dismiss.by, at: at)
         case .push(let push):
             try recordDeath(push, at: at)
-        case .startToken, .observe, .subscribe, .reconcile:
+            if !push.isSuccess { row.noteDoubt(.failedPush) }
+        case .observe:
+            row.noteDoubt(.observation)
+        case .subscribe:
+            row.noteDoubt(.ownSubscribe)
+        case .startToken, .reconcile:
             break
         }
         rows[id] = row

@@ -8,7 +8,8 @@ enum SummaryRow {
     static let columns = """
         activity, attributes_type, installation, push_type, channel, origin, requested_at, start_at, token, \
         token_at, token_position, ended_at, ended_by, end_policy, end_policy_date, dismissed_at, dismissed_by, \
-        content_timestamp, stale_at, events, first_position, last_position, last_at
+        content_timestamp, stale_at, events, first_position, last_position, last_at, facts_at, intended_at, \
+        intended_position, intended_hash, requests, doubts
         """
 
     static func fetch(_ db: Database, table: String, activity: String) throws -> ActivitySummary? {
@@ -40,18 +41,25 @@ enum SummaryRow {
         s.firstPosition = row[20]
         s.lastPosition = row[21]
         s.lastAt = row[22]
+        s.factsAt = row[23]
+        s.intendedAt = row[24]
+        s.intendedPosition = row[25]
+        s.intendedHash = row[26]
+        s.requests = row[27]
+        s.doubts = row[28]
         return s
     }
 
     static func write(_ s: ActivitySummary, _ db: Database, table: String) throws {
         let statement = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO \(table) (\(columns)) VALUES (\(Array(repeating: "?", count: 23).joined(separator: ",")))"
+            sql: "INSERT OR REPLACE INTO \(table) (\(columns)) VALUES (\(Array(repeating: "?", count: 29).joined(separator: ",")))"
         )
         let values: [(any DatabaseValueConvertible)?] = [
             s.activity, s.attributesType, s.installation, s.pushType, s.channel, s.origin, s.requestedAt,
             s.startAt, s.token, s.tokenAt, s.tokenPosition, s.endedAt, s.endedBy, s.endPolicy, s.endPolicyDate,
             s.dismissedAt, s.dismissedBy, s.contentTimestamp, s.staleAt, s.events, s.firstPosition,
-            s.lastPosition, s.lastAt,
+            s.lastPosition, s.lastAt, s.factsAt, s.intendedAt, s.intendedPosition,
+            s.intendedState.map { NightlyFacts.hash($0) } ?? s.intendedHash, s.requests, s.doubts,
         ]
         try statement.execute(arguments: StatementArguments(values))
     }

@@ -9,7 +9,7 @@ extension Ledger {
     ///
     /// Streams: the feed is spooled into a temporary SQLite file, then merged in activity-id order with the
     /// `activities` projection read a page at a time; only activities that can have a finding are folded (no
-    /// recorded dismissal by `at`, and no recorded end by `at`). Memory is bounded by a page, plus the report's
+    /// recorded dismissal by `at`, no recorded end by `at`, and not settled by the row's `NightlyFacts`). Memory is bounded by a page, plus the report's
     /// entries (one per activity with a finding).
     ///
     /// Records one `reconcile` event (`source: ledger`, deterministic id) per activity with a finding, at `at`,
@@ -24,6 +24,15 @@ extension Ledger {
     public func nightly(
         truth: JSONLinesReader, runID: String, at: Instant, strict: Bool = false, app: String? = nil,
         progress: @escaping (NightlyProgress) -> Void = { _ in }
+    ) async throws -> NightlyReport {
+        try await nightly(
+            truth: truth, runID: runID, at: at, strict: strict, app: app, progress: progress, foldAll: false)
+    }
+
+    /// `nightly`, optionally folding every live activity instead of only those `NightlyFacts` cannot settle.
+    func nightly(
+        truth: JSONLinesReader, runID: String, at: Instant, strict: Bool, app: String?,
+        progress: @escaping (NightlyProgress) -> Void, foldAll: Bool
     ) async throws -> NightlyReport {
         guard !runID.isEmpty else { throw LedgerError(.badInput, "the run id must not be empty", field: "run-id") }
         try ReconcileRuns.migrate(store.pool)
@@ -41,7 +50,7 @@ extension Ledger {
         }
 
         var pending: [NightlyEntry] = []
-        var scan = NightlyScan(ledger: self, spool: spool, at: at, app: app)
+        var scan = NightlyScan(ledger: self, spool: spool, at: at, run: runID, app: app, foldAll: foldAll)
         while let batch = try await scan.next() {
             for entry in batch {
                 report.summary[entry.finding, default: 0] += 1

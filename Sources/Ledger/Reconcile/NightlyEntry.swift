@@ -26,22 +26,31 @@ public struct NightlyEntry: Hashable, Sendable {
     public var action: ResyncPlan.Action
     public var token: String?
     public var channel: String?
+    /// For `expired`: the first earlier run that already reported it (nil when this run is the first). The
+    /// system end cannot be undone, so it is reported on every run until an end or dismissal is recorded, but a
+    /// reader can tell the new ones from the standing ones.
+    public var reportedBefore: String?
 
-    public init(finding: NightlyFinding, action: ResyncPlan.Action, token: String? = nil, channel: String? = nil) {
+    public init(
+        finding: NightlyFinding, action: ResyncPlan.Action, token: String? = nil, channel: String? = nil,
+        reportedBefore: String? = nil
+    ) {
         self.finding = finding
         self.action = action
         self.token = token
         self.channel = channel
+        self.reportedBefore = reportedBefore
     }
 
     public var activity: String { action.activity }
 
-    /// `{"activity","action","reason","payload"?,"finding","token","channel"}`.
+    /// `{"activity","action","reason","payload"?,"finding","token","channel","reportedBefore"?}`.
     public var json: JSONValue {
         guard case .object(var object) = action.json else { return action.json }
         object["finding"] = .string(finding.rawValue)
         object["token"] = token.map(JSONValue.string) ?? .null
         object["channel"] = channel.map(JSONValue.string) ?? .null
+        if let reportedBefore { object["reportedBefore"] = .string(reportedBefore) }
         return .object(object)
     }
 
@@ -55,6 +64,7 @@ public struct NightlyEntry: Hashable, Sendable {
             action: ResyncPlan.Action(
                 activity: activity, action: action, reason: json["reason"]?.stringValue ?? "",
                 payload: json["payload"].flatMap { $0.isNull ? nil : $0 }),
-            token: json["token"]?.stringValue, channel: json["channel"]?.stringValue)
+            token: json["token"]?.stringValue, channel: json["channel"]?.stringValue,
+            reportedBefore: json["reportedBefore"]?.stringValue)
     }
 }

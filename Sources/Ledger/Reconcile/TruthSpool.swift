@@ -1,6 +1,7 @@
 import ActivityModel
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The truth feed spooled into a temporary SQLite file, keyed by activity, so the nightly job can merge it with
 /// the ledger's activities in id order with bounded memory whatever the feed's size (a dictionary of a million
@@ -8,9 +9,12 @@ import GRDB
 final class TruthSpool {
     struct Row: Sendable {
         var activity: String
-        var state: JSONValue?
+        /// The state as canonical JSON text (`CanonicalJSON`); parsed only for activities that are folded.
+        var stateText: String?
         var done: Bool
         var line: Int
+
+        var state: JSONValue? { stateText.flatMap { try? JSONParser.parse($0) } }
     }
 
     let path: String
@@ -70,6 +74,8 @@ final class TruthSpool {
         try insert(batch)
     }
 
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
     private func insert(_ batch: [TruthItem]) throws {
         guard !batch.isEmpty else { return }
         try queue.inTransaction { db in
@@ -80,12 +86,32 @@ final class TruthSpool {
                         at = excluded.at, line = excluded.line
                     WHERE coalesce(excluded.at, -9223372036854775808) >= coalesce(truth.at, -9223372036854775808)
                     """)
+            // Bound through the C API: a million GRDB argument arrays cost more than the inserts themselves.
+            let raw = statement.sqliteStatement
             for item in batch {
-                try statement.execute(arguments: [
-                    item.activity, item.state.map { CanonicalJSON.bytes($0) }.map { String(decoding: $0, as: UTF8.self) },
-                    item.done, item.at?.milliseconds, item.line,
-                ])
+                sqlite3_reset(raw)
+                sqlite3_bind_text(raw, 1, item.activity, -1, Self.transient)
+                if let state = item.state {
+                    CanonicalJSON.bytes(state).withUnsafeBufferPointer { bytes in
+                        bytes.withMemoryRebound(to: CChar.self) {
+                            _ = sqlite3_bind_text(raw, 2, $0.baseAddress, Int32($0.count), Self.transient)
+                        }
+                    }
+                } else {
+                    sqlite3_bind_null(raw, 2)
+                }
+                sqlite3_bind_int64(raw, 3, item.done ? 1 : 0)
+                if let at = item.at { sqlite3_bind_int64(raw, 4, at.milliseconds) } else { sqlite3_bind_null(raw, 4) }
+                sqlite3_bind_int64(raw, 5, Int64(item.line))
+                let code = sqlite3_step(raw)
+                guard code == SQLITE_DONE else {
+                    let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                    sqlite3_reset(raw)
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+                }
             }
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
             return .commit
         }
         items += batch.count
@@ -106,10 +132,11 @@ final class TruthSpool {
     }
 
     private static func fetch(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Row] {
-        try GRDB.Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-            let text: String? = row[1]
-            return Row(
-                activity: row[0], state: text.flatMap { try? JSONParser.parse($0) }, done: row[2], line: row[3])
+        let cursor = try GRDB.Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+        var rows: [Row] = []
+        while let row = try cursor.next() {
+            rows.append(Row(activity: row[0], stateText: row[1], done: row[2], line: row[3]))
         }
+        return rows
     }
 }
