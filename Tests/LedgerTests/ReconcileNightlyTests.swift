@@ -146,4 +146,25 @@ struct ReconcileNightlyTests {
         let fixed = try await Self.run(temp, truth: F.truth("DRIFT", state: #"{"eta":1}"#), strict: true)
         #expect(fixed.status == .recorded)
     }
+
+    /// More findings than one recording batch (2048), so later pages are scanned while earlier findings are
+    /// being recorded (the ghosts sort after every activity, so they come a page of 1024 at a time): every
+    /// finding is recorded exactly once, and a re-run adds nothing.
+    @Test("findings beyond one recording batch are all recorded once while the scan goes on")
+    func manyFindingsRecordedOnce() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let ghosts = (0..<5_000).map { F.truth(String(format: "ZGHOST-%05d", $0), state: #"{"eta":1}"#) }
+        let truth = ([F.truth("DRIFT", state: #"{"eta":1}"#)] + ghosts).joined(separator: "\n")
+        let report = try await Self.run(temp, truth: truth, runID: "night-many")
+        #expect(report.summary[.missing] == 5_000)
+        #expect(report.entries.count == report.recordedEvents)
+        let recorded = try await temp.ledger.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM events WHERE type = 'reconcile'") ?? 0
+        }
+        #expect(recorded == report.recordedEvents)
+        let again = try await Self.run(temp, truth: truth, runID: "night-many")
+        #expect(again.status == .alreadyRecorded)
+        #expect(try temp.ledger.store.lastPosition() == Int64(Self.ledgerEvents.split(separator: "\n").count + recorded))
+    }
 }

@@ -50,21 +50,34 @@ extension Ledger {
         }
 
         var pending: [NightlyEntry] = []
+        // The findings of earlier pages are recorded while later pages are scanned: the writer and the
+        // scan overlap. A page never holds an activity recorded before it (pages and records both go in
+        // activity-id order, and a `missing` item is recorded only once the scan has passed it).
+        var recording: Task<Int, any Error>?
         var scan = NightlyScan(ledger: self, spool: spool, at: at, run: runID, app: app, foldAll: foldAll)
-        while let batch = try await scan.next() {
-            for entry in batch {
-                report.summary[entry.finding, default: 0] += 1
-                report.entries.append(entry)
-                pending.append(entry)
+        do {
+            while let batch = try await scan.next() {
+                for entry in batch {
+                    report.summary[entry.finding, default: 0] += 1
+                    report.entries.append(entry)
+                    pending.append(entry)
+                }
+                report.activitiesScanned = scan.scanned
+                report.activitiesFolded = scan.folded
+                progress(NightlyProgress(phase: .evaluating, done: Int64(scan.scanned)))
+                if pending.count >= 2048 {
+                    if let recording { report.recordedEvents += try await recording.value }
+                    let entries = pending
+                    recording = Task { try await self.record(entries, run: runID, at: at, app: app) }
+                    pending.removeAll(keepingCapacity: true)
+                }
             }
-            report.activitiesScanned = scan.scanned
-            report.activitiesFolded = scan.folded
-            progress(NightlyProgress(phase: .evaluating, done: Int64(scan.scanned)))
-            if pending.count >= 2048 {
-                report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
-                pending.removeAll(keepingCapacity: true)
-            }
+        } catch {
+            // Never leave a recording running behind a failed scan.
+            _ = try? await recording?.value
+            throw error
         }
+        if let recording { report.recordedEvents += try await recording.value }
         report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
         for finding in NightlyFinding.allCases where report.summary[finding] == nil { report.summary[finding] = 0 }
         try ReconcileRuns.save(report, store.pool, recordedAt: Self.now())
