@@ -57,7 +57,7 @@ fuzz-ci: deps
 
 # Every SPEC §8 figure beside its baseline (ledger-bench all; BENCHMARKS.md has the results and commands).
 bench: release
-	.build/release/ledger-bench all
+	stdbuf -oL .build/release/ledger-bench all
 
 clean:
 	rm -rf .build
