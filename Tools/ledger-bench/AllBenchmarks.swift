@@ -20,29 +20,25 @@ struct AllBenchmarks: AsyncParsableCommand {
     func run() async throws {
         let scale = quick ? 10 : 1
         let skipped = Set(skip.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let d = directory
         // Memory first: the peak RSS of a fresh process is the import's own, not what earlier steps left.
         let steps: [(name: String, title: String, run: () async throws -> Void)] = [
             ("memory", "resident memory while importing 10M events", {
-                var step = try MemoryBenchmark.parse(["--events", "\(10_000_000 / scale)", "--directory", directory])
-                try await step.run()
+                try await Self.run(MemoryBenchmark.self, ["--events", "\(10_000_000 / scale)", "--directory", d])
             }),
             ("store", "import, read and bytes/event of the event log", {
-                var step = try StoreBenchmark.parse(["--events", "\(500_000 / scale)", "--directory", directory])
-                try await step.run()
+                try await Self.run(StoreBenchmark.self, ["--events", "\(500_000 / scale)", "--directory", d])
             }),
             ("ledger", "import with projections, rebuild, state --at, timeline, audit in a 1M-event ledger", {
-                var step = try LedgerBenchmark.parse(
-                    ["--events", "\(1_000_000 / scale)", "--samples", "1000", "--directory", directory])
-                try await step.run()
+                try await Self.run(
+                    LedgerBenchmark.self, ["--events", "\(1_000_000 / scale)", "--samples", "1000", "--directory", d])
             }),
             ("nightly", "nightly reconciliation over 1M activities", {
-                var step = try NightlyBenchmarkCommand.parse(["--activities", "\(1_000_000 / scale)", "--directory", directory])
-                try await step.run()
+                try await Self.run(NightlyBenchmarkCommand.self, ["--activities", "\(1_000_000 / scale)", "--directory", d])
             }),
             ("http", "HTTP appends in batches of 100 and single events, durable", {
-                var step = try HTTPBenchmark.parse(
-                    ["--events", "\(300_000 / scale)", "--singles", "\(30_000 / scale)", "--directory", directory])
-                try await step.run()
+                try await Self.run(
+                    HTTPBenchmark.self, ["--events", "\(300_000 / scale)", "--singles", "\(30_000 / scale)", "--directory", d])
             }),
         ]
         for step in steps where !skipped.contains(step.name) {
@@ -51,5 +47,11 @@ struct AllBenchmarks: AsyncParsableCommand {
             try await step.run()
             print(String(format: "=== %@ done in %.1f s", step.name, Date().timeIntervalSince(started)))
         }
+    }
+
+    /// Runs one benchmark command with `arguments`, as if from the command line.
+    private static func run<Command: AsyncParsableCommand>(_ command: Command.Type, _ arguments: [String]) async throws {
+        var step = try Command.parse(arguments)
+        try await step.run()
     }
 }

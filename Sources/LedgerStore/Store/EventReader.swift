@@ -59,7 +59,7 @@ struct EventReader {
         bind(statement)
         var events: [RecordedEvent] = []
         var names: [Int64: String] = [:]
-        try decoders.withDecoder { decoder in
+        try decoders.withHandle { decoder in
             try scan(statement, db: db) { row in
                 events.append(try decode(row, decoder: decoder, names: &names, db: db))
                 return true

@@ -38,7 +38,7 @@ extension EventStore {
         let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
         statement.bind(position, at: 1)
         var names: [Int64: String] = [:]
-        try decoders.withDecoder { decoder in
+        try decoders.withHandle { decoder in
             try reader.scan(statement, db: db) { row in
                 try body(try reader.decode(row, decoder: decoder, names: &names, db: db))
             }

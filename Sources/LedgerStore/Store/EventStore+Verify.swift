@@ -25,7 +25,7 @@ extension EventStore {
             let statement = try db.makeStatement(
                 sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
             statement.bind(limit, at: 1)
-            try decoders.withDecoder { decoder in
+            try decoders.withHandle { decoder in
                 try reader.scan(statement, db: db) { row in
                     let ok = checker.check(row, reader: reader, decoder: decoder, db: db)
                     if ok, checker.checked % 65_536 == 0 { progress?(checker.checked, limit) }

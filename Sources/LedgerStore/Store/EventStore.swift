@@ -16,10 +16,11 @@ public final class EventStore: Sendable {
     public let pool: DatabasePool
     public let configuration: StoreConfiguration
     let logger: Logger
-    let decoders = DecoderPool()
+    let decoders = DecoderPool { PayloadDecoder() }
     let writer: WriterContext
     let queue = CommitQueue()
-    let precompressors: PrecompressorPool
+    /// Compressors for appenders, so each compresses its own batch on its own thread (see `precompressed`).
+    let precompressors: HandlePool<PayloadPrecompressor>
     private let projector: Mutex<(any InlineProjector)?>
     private let closed = Mutex(false)
 
@@ -30,7 +31,7 @@ public final class EventStore: Sendable {
         let writer = WriterContext(configuration: configuration)
         self.writer = writer
         let level = configuration.compressionLevel
-        precompressors = PrecompressorPool { PayloadPrecompressor(board: writer.board, level: level) }
+        precompressors = HandlePool { PayloadPrecompressor(board: writer.board, level: level) }
         projector = Mutex(configuration.projector)
         var config = Configuration()
         config.readonly = configuration.readOnly
@@ -151,14 +152,5 @@ public final class EventStore: Sendable {
     public func drain() async {
         closed.withLock { $0 = true }
         await queue.waitUntilDrained()
-    }
-}
-
-extension EventStore {
-    /// A compressor for a thread that prepares batches ahead of the writer (an import's decoding thread):
-    /// set `NewEvent.precompressed` with it and the writer skips compressing those payloads, unless its
-    /// dictionary changed meanwhile.
-    package func makePrecompressor() -> PayloadPrecompressor {
-        PayloadPrecompressor(board: writer.board, level: configuration.compressionLevel)
     }
 }
