@@ -7,7 +7,6 @@ import CZstd
 final class PayloadEncoder {
     private let context = CompressionContext()
     private let level: Int32
-    private var buffer: [UInt8] = []
     /// The dictionary rows are compressed with now (nil: plain zstd, before the first training).
     private(set) var dictionaryID: Int64?
     private var dictionary: CompressionDictionary?
@@ -45,16 +44,9 @@ final class PayloadEncoder {
 
     /// Compressed frame of `payload` under the current dictionary.
     func compress(_ payload: [UInt8]) throws -> [UInt8] {
-        let bound = ZSTD_compressBound(payload.count)
-        if buffer.count < bound { buffer = [UInt8](repeating: 0, count: bound) }
-        let written = buffer.withUnsafeMutableBytes { out in
-            payload.withUnsafeBytes { input in
-                ZSTD_compress2(context.pointer, out.baseAddress, out.count, input.baseAddress, input.count)
-            }
+        switch context.compress(payload) {
+        case .success(let frame): return frame
+        case .failure(let error): throw StoreError(.compression, "zstd compression failed: \(error.name)")
         }
-        if let name = zstdErrorName(written) {
-            throw StoreError(.compression, "zstd compression failed: \(name)")
-        }
-        return Array(buffer[0..<written])
     }
 }

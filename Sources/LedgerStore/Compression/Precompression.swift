@@ -49,7 +49,6 @@ package final class PayloadPrecompressor {
     private let context = CompressionContext()
     private var generation: UInt64 = 0
     private var dictionary: CompressionDictionary?
-    private var buffer: [UInt8] = []
 
     init(board: DictionaryBoard, level: Int32) {
         self.board = board
@@ -64,15 +63,8 @@ package final class PayloadPrecompressor {
         if published.generation != generation {
             guard adopt(published) else { return nil }
         }
-        let bound = ZSTD_compressBound(payload.count)
-        if buffer.count < bound { buffer = [UInt8](repeating: 0, count: bound) }
-        let written = buffer.withUnsafeMutableBytes { out in
-            payload.withUnsafeBytes { input in
-                ZSTD_compress2(context.pointer, out.baseAddress, out.count, input.baseAddress, input.count)
-            }
-        }
-        guard ZSTD_isError(written) == 0 else { return nil }
-        return PrecompressedPayload(generation: generation, bytes: Array(buffer[0..<written]))
+        guard case .success(let frame) = context.compress(payload) else { return nil }
+        return PrecompressedPayload(generation: generation, bytes: frame)
     }
 
     private func adopt(_ published: DictionaryBoard.Published) -> Bool {

@@ -3,9 +3,10 @@ import CZstd
 // Every zstd handle is a final class that frees its C object in deinit. None of them is Sendable:
 // a context carries per-call scratch state, so exactly one caller may use it at a time.
 
-/// Owns a `ZSTD_CCtx`.
+/// Owns a `ZSTD_CCtx` and the scratch buffer its frames are written into.
 final class CompressionContext {
     let pointer: OpaquePointer
+    private var buffer: [UInt8] = []
 
     init() {
         guard let pointer = ZSTD_createCCtx() else { fatalError("ZSTD_createCCtx: out of memory") }
@@ -18,6 +19,24 @@ final class CompressionContext {
     }
 
     deinit { ZSTD_freeCCtx(pointer) }
+
+    /// One frame of `payload` with the context's current parameters and dictionary, or zstd's error code.
+    func compress(_ payload: [UInt8]) -> Result<[UInt8], ZstdError> {
+        let bound = ZSTD_compressBound(payload.count)
+        if buffer.count < bound { buffer = [UInt8](repeating: 0, count: bound) }
+        let written = buffer.withUnsafeMutableBytes { out in
+            payload.withUnsafeBytes { input in
+                ZSTD_compress2(pointer, out.baseAddress, out.count, input.baseAddress, input.count)
+            }
+        }
+        if let name = zstdErrorName(written) { return .failure(ZstdError(name: name)) }
+        return .success(Array(buffer[0..<written]))
+    }
+}
+
+/// A zstd error code's name.
+struct ZstdError: Error {
+    var name: String
 }
 
 /// Owns a `ZSTD_DCtx`.
