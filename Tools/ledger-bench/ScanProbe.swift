@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+import LedgerStore
+import Logging
+
+/// `ledger-bench scan --db PATH`: reads an existing ledger's whole log with `EventStore.forEachEvent` a few
+/// times and prints events/s — a steady target for `perf record` when working on the read path.
+struct ScanProbe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan", abstract: "Time full scans of an existing ledger file (for profiling reads).")
+
+    @Option(help: "Ledger file to read (not modified).") var db: String
+    @Option(help: "Full scans to run.") var rounds: Int = 3
+
+    func run() async throws {
+        var configuration = StoreConfiguration()
+        configuration.readOnly = true
+        let store = try EventStore(path: db, configuration: configuration, logger: Logger(label: "scan"))
+        for round in 1...max(1, rounds) {
+            var count = 0
+            var bytes = 0
+            let seconds = try await Measure.seconds {
+                try store.forEachEvent(after: 0) { event in
+                    count += 1
+                    bytes += event.payload.count
+                    return true
+                }
+            }
+            print(String(format: "scan %d: %d events, %d payload bytes, %.3f s, %.0f events/s", round, count, bytes,
+                seconds, Double(count) / seconds))
+        }
+    }
+}
