@@ -140,4 +140,31 @@ struct ImportTests {
         #expect(summary.appended == lines.count)
         #expect(summary.lines == lines.count)
     }
+
+    @Test("a store refusal returns while the input is still open (import - from a terminal or an idle pipe)",
+        .timeLimit(.minutes(1)))
+    func refusalDoesNotWaitForEndOfInput() async throws {
+        let temp = try TemporaryLedger()
+        _ = try await temp.ledger.importJSONLines(try JSONLinesReader(path: try temp.write(valid, to: "valid.jsonl")))
+        let fifo = temp.directory.file("open.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // O_RDWR keeps a writer open without blocking, so the reader never sees the end of the input.
+        let writer = open(fifo, O_RDWR)
+        #expect(writer >= 0)
+        defer { close(writer) }  // lets the abandoned decoding thread read its end of input and stop
+        // A new event, then the first event's id with other content: the writer refuses line 2 while the
+        // decoding thread already waits for line 3.
+        let lines = [
+            #"{"id":"00000000-0000-4000-8000-000000000003","stream":"activity:R1","type":"update","at":"2026-11-20T21:03:00Z","data":{"content":{"state":{"eta":3}},"timestamp":1795208580}}"#,
+            #"{"id":"00000000-0000-4000-8000-000000000001","stream":"activity:R1","type":"update","at":"2026-11-20T21:04:00Z","data":{"content":{"state":{"eta":2}},"timestamp":1795208640}}"#,
+        ]
+        let text = lines.joined(separator: "\n") + "\n"
+        _ = text.utf8CString.withUnsafeBufferPointer { write(writer, $0.baseAddress, $0.count - 1) }
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: fifo), batchSize: 1)
+        }
+        #expect(error?.code == .conflict)
+        #expect(error?.line == 2)
+        #expect(try temp.ledger.store.lastPosition() == 2)
+    }
 }

@@ -11,7 +11,7 @@ import LedgerStore
 /// an earlier line's store refusal still wins over a later line's decoding refusal.
 ///
 /// `@unchecked Sendable`: every mutable field is guarded by `condition`; the reader is touched by the
-/// producer thread only, until `finish()` has joined it.
+/// producer thread only, until `finish()` has joined it (or for good after `abandon()`).
 final class DecodePipeline: @unchecked Sendable {
     /// One decoded batch, in input order.
     struct Batch {
@@ -81,6 +81,17 @@ final class DecodePipeline: @unchecked Sendable {
         stopping = true
         condition.broadcast()
         while running { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Tells the producer to stop without waiting for it: after a refusal the import must answer at once, even
+    /// when the producer is blocked reading an input that is still open (`import -` on a terminal or an idle
+    /// pipe). The thread keeps the pipeline and its reader alive until its read returns, then delivers nothing
+    /// and ends; the caller must not touch the reader again.
+    func abandon() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
         condition.unlock()
     }
 

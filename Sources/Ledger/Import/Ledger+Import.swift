@@ -27,6 +27,8 @@ extension Ledger {
     ///
     /// Lines are decoded on a second thread (`DecodePipeline`) while the transaction appends the batches
     /// before them. Memory stays bounded: a few batches of `batchSize` lines are in flight at a time.
+    /// A refusal returns at once, without reading the rest of the input (which may be a terminal still open);
+    /// the reader must not be used again after that.
     public func importJSONLines(
         _ reader: JSONLinesReader, app: String? = nil, batchSize: Int = 2048,
         progress: ((ImportProgress) -> Void)? = nil
@@ -35,9 +37,8 @@ extension Ledger {
             reader: reader, precompressor: store.makePrecompressor(), batchSize: batchSize,
             maxEventBytes: maxEventBytes)
         pipeline.start()
-        defer { pipeline.finish() }
         do {
-            return try await store.importTransaction { session in
+            let summary = try await store.importTransaction { session in
                 var importer = BatchImporter(ledger: self, session: session, app: app)
                 while true {
                     switch pipeline.next() {
@@ -55,9 +56,13 @@ extension Ledger {
                     }
                 }
             }
+            pipeline.finish()  // the producer reached the end of the input: joining is immediate
+            return summary
         } catch let error as LedgerError {
+            pipeline.abandon()
             throw error
         } catch {
+            pipeline.abandon()
             throw Self.translate(error)
         }
     }
