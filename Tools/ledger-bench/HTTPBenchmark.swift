@@ -21,6 +21,8 @@ struct HTTPBenchmark: AsyncParsableCommand {
     @Option(help: "full or normal.") var durability = "full"
     @Option(help: "The activity-ledger binary (default: next to ledger-bench).") var server: String?
     @Option(help: "Directory for the benchmark file.") var directory = NSTemporaryDirectory()
+    @Flag(name: .customLong("ascending-ids"), help: "Replace the corpus's random event ids by ascending UUIDs.")
+    var ascendingIDs = false
 
     func run() async throws {
         let binary = server ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -39,7 +41,14 @@ struct HTTPBenchmark: AsyncParsableCommand {
             process.waitUntilExit()
         }
 
-        let lines = Array(CorpusGenerator(seed: 8, activities: (events + singles) / 25 + 1, eventsPerActivity: 25).lines())
+        var lines = Array(CorpusGenerator(seed: 8, activities: (events + singles) / 25 + 1, eventsPerActivity: 25).lines())
+        if ascendingIDs {
+            // Every corpus line starts with {"id":"<36 characters>".
+            let prefix = "{\"id\":\"".count
+            lines = lines.enumerated().map { index, line in
+                "{\"id\":\"" + StoreBenchmark.ascendingID(count: index) + line.dropFirst(prefix + 36)
+            }
+        }
         let batches = stride(from: 0, to: events, by: batch).map { start in
             let body = "{\"events\":[" + lines[start..<min(events, start + batch)].joined(separator: ",") + "]}"
             return LoopbackHTTPClient.request("POST", "/v1/batches", key: key, body: Array(body.utf8))

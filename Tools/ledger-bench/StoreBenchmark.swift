@@ -16,6 +16,8 @@ struct StoreBenchmark: AsyncParsableCommand {
     @Option(help: "full, normal or off.") var durability = "full"
     @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
     @Option(help: "Corpus seed.") var seed: UInt64 = 2026
+    @Flag(name: .customLong("ascending-ids"), help: "Replace the corpus's random event ids by ascending UUIDs (measures what random ids cost).")
+    var ascendingIDs = false
 
     func run() async throws {
         guard let level = StoreConfiguration.Durability(rawValue: durability) else {
@@ -33,7 +35,7 @@ struct StoreBenchmark: AsyncParsableCommand {
             rawBytes += line.utf8.count + 1
             pendingLines.append(line)
             pendingEvents.append(NewEvent(
-                id: generated.id, stream: generated.stream, type: generated.type, at: generated.at,
+                id: ascendingIDs ? Self.ascendingID(count: storeBatches.count * batch + pendingEvents.count) : generated.id, stream: generated.stream, type: generated.type, at: generated.at,
                 recordedAt: generated.at + 40, payload: generated.payload))
             if pendingEvents.count == batch {
                 storeBatches.append(AppendBatch(events: pendingEvents))
@@ -104,6 +106,13 @@ struct StoreBenchmark: AsyncParsableCommand {
         print(String(format: "| payload compression | %.2fx (%d dictionaries) | – | |", stats.compressionRatio,
             stats.dictionaries.count))
         print(String(format: "| peak RSS (MiB, includes the in-memory corpus) | %.0f | | |", Measure.peakRSSMiB() ?? -1))
+    }
+
+    /// A canonical lower-case UUID whose bytes grow with `count`, so the id index is appended at its end.
+    static func ascendingID(count: Int) -> String {
+        let hex = String(count, radix: 16)
+        let digits = String(repeating: "0", count: 12 - hex.count) + hex
+        return "00000000-0000-4000-8000-" + digits
     }
 
     private func row(_ name: String, _ store: Double, _ base: Double) -> String {
