@@ -56,6 +56,44 @@ struct IntegrityTests {
         #expect(report.reason?.contains("missing") == true)
     }
 
+    @Test("a payload that no longer decompresses is named by verify, in any chunk of the scan", arguments: [5, 700])
+    func undecodablePayload(position: Int64) async throws {
+        let fixture = try await filled(1_200)
+        try await fixture.store.pool.write { (db) throws in
+            try db.execute(
+                sql: "UPDATE events SET payload = X'28B52FFD2010FFFF' WHERE position = ?", arguments: [position])
+        }
+        let report = try fixture.store.verify()
+        #expect(report.firstBadPosition == position)
+        #expect(report.checked == position - 1)
+        #expect(report.reason?.contains("does not decode") == true)
+    }
+
+    @Test("a deleted row right before an undecodable one is named first, as missing")
+    func missingBeforeUndecodable() async throws {
+        let fixture = try await filled(1_200)
+        try await fixture.store.pool.write { (db) throws in
+            try db.execute(sql: "DELETE FROM events WHERE position = 600")
+            try db.execute(sql: "UPDATE events SET payload = X'28B52FFD2010FFFF' WHERE position = 601")
+        }
+        let report = try fixture.store.verify()
+        #expect(report.firstBadPosition == 600)
+        #expect(report.reason?.contains("missing") == true)
+    }
+
+    @Test("a row whose stream name was deleted is named by verify, not skipped")
+    func deletedStreamName() async throws {
+        let fixture = try await filled(1_200)
+        let first = try await fixture.store.pool.write { (db) throws -> Int64 in
+            let stream = try #require(try Int64.fetchOne(db, sql: "SELECT stream FROM events WHERE position = 900"))
+            try db.execute(sql: "DELETE FROM streams WHERE id = ?", arguments: [stream])
+            return try #require(try Int64.fetchOne(db, sql: "SELECT min(position) FROM events WHERE stream = ?", arguments: [stream]))
+        }
+        let report = try fixture.store.verify()
+        #expect(report.firstBadPosition == first)
+        #expect(report.reason?.contains("does not decode") == true)
+    }
+
     @Test("a digest parses back from its text and proves the log up to it unchanged")
     func digests() async throws {
         let fixture = try await filled(200)

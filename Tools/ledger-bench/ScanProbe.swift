@@ -19,6 +19,7 @@ struct ScanProbe: AsyncParsableCommand {
         for round in 1...max(1, rounds) {
             var count = 0
             var bytes = 0
+            let cpuStart = Self.processCPUSeconds()
             let seconds = try await Measure.seconds {
                 try store.forEachEvent(after: 0) { event in
                     count += 1
@@ -26,8 +27,16 @@ struct ScanProbe: AsyncParsableCommand {
                     return true
                 }
             }
-            print(String(format: "scan %d: %d events, %d payload bytes, %.3f s, %.0f events/s", round, count, bytes,
-                seconds, Double(count) / seconds))
+            let cpu = Self.processCPUSeconds() - cpuStart
+            print(String(format: "scan %d: %d events, %d payload bytes, %.3f s, %.0f events/s, %.2f µs CPU/event",
+                round, count, bytes, seconds, Double(count) / seconds, cpu * 1e6 / Double(max(count, 1))))
         }
+    }
+
+    /// CPU time of the whole process (every thread), to compare runs on a shared machine.
+    static func processCPUSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

@@ -11,6 +11,12 @@ final class PayloadDecoder {
 
     /// Payload bytes of one stored frame; `dictionary` is the row's dictionary id (nil: none).
     func decompress(_ frame: UnsafeRawBufferPointer, dictionary: Int64?, db: Database) throws -> [UInt8] {
+        try decompress(frame, using: try dictionary.map { try loaded($0, db: db) })
+    }
+
+    /// Payload bytes of one stored frame compressed with `ddict` (nil: none). Needs no database, so a scan's
+    /// second thread can call it with dictionaries the reading thread loaded (`loaded(_:db:)`).
+    func decompress(_ frame: UnsafeRawBufferPointer, using ddict: DecompressionDictionary?) throws -> [UInt8] {
         let size = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
         // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values.
         guard size < UInt64.max - 1, size <= UInt64(Int32.max) else {
@@ -18,7 +24,6 @@ final class PayloadDecoder {
         }
         let count = Int(size)
         if count == 0 { return [] }
-        let ddict = try dictionary.map { try loaded($0, db: db) }
         var output = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
             initialized = 0
             let written: Int
@@ -37,7 +42,8 @@ final class PayloadDecoder {
         return output
     }
 
-    private func loaded(_ id: Int64, db: Database) throws -> DecompressionDictionary {
+    /// The dictionary `id`, read from the file the first time.
+    func loaded(_ id: Int64, db: Database) throws -> DecompressionDictionary {
         if let cached = dictionaries[id] { return cached }
         guard let data = try Data.fetchOne(db, sql: "SELECT bytes FROM dictionaries WHERE id = ?", arguments: [id])
         else { throw StoreError(.corruptDictionary, "dictionary \(id) is named by a row but missing from the file") }

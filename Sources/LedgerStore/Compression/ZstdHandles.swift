@@ -65,7 +65,10 @@ final class CompressionDictionary {
 }
 
 /// Owns a `ZSTD_DDict` digested from a trained dictionary.
-final class DecompressionDictionary {
+///
+/// `@unchecked Sendable`, unlike the contexts: zstd only reads a DDict while decompressing, so one may serve
+/// several threads' contexts at once (a scan's reading and decoding threads share them).
+final class DecompressionDictionary: @unchecked Sendable {
     let pointer: OpaquePointer
 
     init?(bytes: [UInt8]) {

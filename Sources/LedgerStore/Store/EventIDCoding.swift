@@ -48,7 +48,11 @@ enum StoredEventID: Hashable {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     static func format(_ bytes: [UInt8]) -> String {
-        guard bytes.count == 16 else { return HexCoding.encode(bytes) }
+        bytes.withUnsafeBytes { format($0) }
+    }
+
+    static func format(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard bytes.count == 16 else { return HexCoding.encode(Array(bytes)) }
         return String(unsafeUninitializedCapacity: 36) { out in
             var index = 0
             for (offset, byte) in bytes.enumerated() {

@@ -4,10 +4,11 @@ import GRDB
 struct EventReader {
     let decoders: DecoderPool
 
+    /// No join with `streams`: a scan resolves each interned stream id once (`names`), which is cheaper than a
+    /// lookup per row.
     static let columns = """
-        SELECT e.position, s.name, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash,
-            e.stream
-        FROM events e JOIN streams s ON s.id = e.stream
+        SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash
+        FROM events e
         """
 
     /// A row as stored, before decompression. Its buffers are valid until the statement steps again.
@@ -30,12 +31,12 @@ struct EventReader {
         _ row: RawRow, decoder: PayloadDecoder, names: inout [Int64: String], db: Database
     ) throws -> RecordedEvent {
         let statement = row.statement
-        let streamID = statement.int64(at: 10)
+        let streamID = statement.int64(at: 1)
         let stream: String
         if let known = names[streamID] {
             stream = known
         } else {
-            stream = statement.text(at: 1)
+            stream = try Self.streamName(streamID, db: db)
             if names.count >= 65_536 { names.removeAll(keepingCapacity: true) }  // bounded memory on huge logs
             names[streamID] = stream
         }
@@ -49,8 +50,19 @@ struct EventReader {
         }
         return RecordedEvent(
             position: statement.int64(at: 0), stream: stream, version: statement.int64(at: 2),
-            id: statement.storedEventID(at: 3).string, type: statement.text(at: 4), at: statement.int64(at: 5),
+            id: statement.eventIDString(at: 3), type: statement.text(at: 4), at: statement.int64(at: 5),
             recordedAt: statement.int64(at: 6), payload: payload, hash: Array(statement.blob(at: 9)))
+    }
+
+    /// The name of an interned stream id (a row names a stream that must exist).
+    static func streamName(_ id: Int64, db: Database) throws -> String {
+        let statement = try db.cachedStatement(sql: "SELECT name FROM streams WHERE id = ?")
+        statement.bind(id, at: 1)
+        defer { statement.resetBindings() }
+        guard try statement.stepRow(db) else {
+            throw StoreError(.schema, "a row names stream \(id), which is missing from the streams table")
+        }
+        return statement.text(at: 0)
     }
 
     /// All rows `sql` selects (it must start with `columns`), decoded.

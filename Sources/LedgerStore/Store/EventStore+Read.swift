@@ -32,16 +32,17 @@ extension EventStore {
         }
     }
 
-    /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds.
+    /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds. A long scan decompresses on a
+    /// second thread (`ScanPipeline`); `body` is always called on the caller's thread, in position order.
     public func forEachEvent(in db: Database, after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
-        let reader = self.reader
         let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
         statement.bind(position, at: 1)
-        var names: [Int64: String] = [:]
-        try decoders.withHandle { decoder in
-            try reader.scan(statement, db: db) { row in
-                try body(try reader.decode(row, decoder: decoder, names: &names, db: db))
+        do {
+            try decoders.withHandle { decoder in
+                try ScanPipeline.run(statement, db: db, decoder: decoder, body)
             }
+        } catch let error as RowDecodingError {
+            throw error.storeError
         }
     }
 

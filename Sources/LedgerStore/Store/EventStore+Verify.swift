@@ -21,16 +21,20 @@ extension EventStore {
             let last = try lastPosition(in: db)
             let limit = min(digest?.position ?? last, last)
             var checker = ChainChecker()
-            let reader = self.reader
             let statement = try db.makeStatement(
                 sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
             statement.bind(limit, at: 1)
-            try decoders.withHandle { decoder in
-                try reader.scan(statement, db: db) { row in
-                    let ok = checker.check(row, reader: reader, decoder: decoder, db: db)
-                    if ok, checker.checked % 65_536 == 0 { progress?(checker.checked, limit) }
-                    return ok
+            // Decompression runs on the scan's second thread; hashing stays here, in chain order.
+            do {
+                try decoders.withHandle { decoder in
+                    try ScanPipeline.run(statement, db: db, decoder: decoder) { event in
+                        let ok = checker.check(event)
+                        if ok, checker.checked % 65_536 == 0 { progress?(checker.checked, limit) }
+                        return ok
+                    }
                 }
+            } catch let error as RowDecodingError {
+                checker.undecodable(error)
             }
             progress?(checker.checked, limit)
             var report = checker.report
@@ -58,19 +62,12 @@ extension EventStore {
 /// Walks rows in position order and checks each against its predecessor.
 struct ChainChecker {
     private var hasher = ChainHasher()
-    private var names: [Int64: String] = [:]
     private(set) var checked: Int64 = 0
     private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
 
-    mutating func check(_ row: EventReader.RawRow, reader: EventReader, decoder: PayloadDecoder, db: Database) -> Bool {
+    mutating func check(_ event: RecordedEvent) -> Bool {
         let expected = report.lastGood.position + 1
-        guard row.position == expected else { return fail(expected, "row \(expected) is missing") }
-        let event: RecordedEvent
-        do {
-            event = try reader.decode(row, decoder: decoder, names: &names, db: db)
-        } catch {
-            return fail(expected, "row \(expected) does not decode: \(error)")
-        }
+        guard event.position == expected else { return fail(expected, "row \(expected) is missing") }
         let computed = event.payload.withUnsafeBytes { payload in
             hasher.hash(
                 position: event.position, stream: event.stream, version: event.version, id: event.id,
@@ -82,6 +79,18 @@ struct ChainChecker {
         report.checked = checked
         report.lastGood = Digest(position: event.position, hash: computed)
         return true
+    }
+
+    /// The scan stopped at a row it could not decode; every row before it was checked. A gap before that row
+    /// is what is wrong first.
+    mutating func undecodable(_ error: RowDecodingError) {
+        let expected = report.lastGood.position + 1
+        guard report.ok else { return }
+        if error.position != expected {
+            _ = fail(expected, "row \(expected) is missing")
+        } else {
+            _ = fail(expected, "row \(expected) does not decode: \(error.error)")
+        }
     }
 
     private mutating func fail(_ position: Int64, _ reason: String) -> Bool {
