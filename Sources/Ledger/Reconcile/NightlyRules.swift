@@ -9,8 +9,24 @@ import ActivityModel
 /// activities only (`pending`, `active`, `stale`): an ended activity takes no more updates.
 enum NightlyRules {
     struct Facts {
-        /// A recorded `end` (own stream or channel) at or before the run's time.
+        /// A recorded dismissal or end at or before the run's time (`recordedEnd(state:deliveries:events:)`).
         var recordedEnd: Bool
+    }
+
+    /// SPEC §5 "a recorded end or dismissal", as of the state's time: a `dismiss` on its own stream, or an `end`
+    /// that reached it (own stream or a channel it listens to) and that the device acts on. An end the device
+    /// drops (oversize, a timestamp over 8 h ahead) ended nothing, so the system end stays unrecorded; an end
+    /// after the system end (a late cleanup) is recorded.
+    static func recordedEnd(state: ActivityState, deliveries: [Delivery], events: [PositionedEvent]) -> Bool {
+        if state.counters.dismissals > 0 { return true }
+        let ends = Set(deliveries.lazy.filter { $0.type == .end }.map(\.event))
+        guard !ends.isEmpty else { return false }
+        return events.contains { positioned in
+            guard case .end(let end) = positioned.event.data, positioned.event.at <= state.asOf,
+                ends.contains(positioned.event.id ?? "#\(positioned.position)")
+            else { return false }
+            return ActivitySummary.deviceHonours(end, at: positioned.event.at.milliseconds)
+        }
     }
 
     static func evaluate(
