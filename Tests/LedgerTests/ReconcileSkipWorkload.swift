@@ -62,6 +62,12 @@ struct ReconcileSkipWorkload {
                 dismiss(s + 1_200)
                 end(s + 2_400)
             case 9: end(s + 8 * 3_600)
+            case 10:
+                // A second request: the row is folded even once ended, so the fold must see the channel's end.
+                lines.append(Self.event("activity:\(id)", "request", s + 90, """
+                    {"attributesType":"RideAttributes","attributes":{"ride":"\(id)"},"content":{"state":{"eta":3}},\
+                    "pushType":"token"}
+                    """))
             case 11:
                 // The fold takes the first request only; the projection also lists the second one's channel.
                 lines.append(Self.event("activity:\(id)", "request", s + 60, """

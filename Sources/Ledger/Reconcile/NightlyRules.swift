@@ -14,19 +14,21 @@ enum NightlyRules {
     }
 
     /// SPEC §5 "a recorded end or dismissal", as of the state's time: a `dismiss` on its own stream, or an `end`
-    /// that reached it (own stream or a channel it listens to) and that the device acts on. An end the device
-    /// drops (oversize, a timestamp over 8 h ahead) ended nothing, so the system end stays unrecorded; an end
-    /// after the system end (a late cleanup) is recorded.
-    static func recordedEnd(state: ActivityState, deliveries: [Delivery], events: [PositionedEvent]) -> Bool {
+    /// that reached it (own stream, or a channel it listened to at the time) and that the device acts on. An end
+    /// the device drops (oversize, a timestamp over 8 h ahead) ended nothing, so the system end stays unrecorded;
+    /// an end after the system end (a late cleanup) is recorded. Deliveries are asked only for channel ends.
+    static func recordedEnd(state: ActivityState, events: [PositionedEvent], deliveries: () -> [Delivery]) -> Bool {
         if state.counters.dismissals > 0 { return true }
-        let ends = Set(deliveries.lazy.filter { $0.type == .end }.map(\.event))
-        guard !ends.isEmpty else { return false }
-        return events.contains { positioned in
+        var channelEnds: [String: EndData] = [:]
+        for positioned in events {
             guard case .end(let end) = positioned.event.data, positioned.event.at <= state.asOf,
-                ends.contains(positioned.event.id ?? "#\(positioned.position)")
-            else { return false }
-            return ActivitySummary.deviceHonours(end, at: positioned.event.at.milliseconds)
+                ActivitySummary.deviceHonours(end, at: positioned.event.at.milliseconds)
+            else { continue }
+            if positioned.event.stream.kind == .activity { return true }
+            channelEnds[positioned.event.id ?? "#\(positioned.position)"] = end
         }
+        guard !channelEnds.isEmpty else { return false }
+        return deliveries().contains { $0.type == .end && channelEnds[$0.event] != nil }
     }
 
     static func evaluate(

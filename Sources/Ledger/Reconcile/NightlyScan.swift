@@ -135,10 +135,10 @@ struct NightlyScan {
                 audit = found
                 return found
             }
-            // Only a system end can be `expired`; whether an end was recorded after it needs the deliveries.
+            // Only a system end can be `expired`, and only without a recorded end or dismissal.
             let recordedEnd =
                 !state.phase.isLive && state.endedBy == .system
-                && NightlyRules.recordedEnd(state: state, deliveries: deliveries(), events: events)
+                && NightlyRules.recordedEnd(state: state, events: events, deliveries: deliveries)
             let entry = NightlyRules.evaluate(
                 state: state, truth: candidate.truth, facts: .init(recordedEnd: recordedEnd), at: at,
                 deliveries: deliveries)
