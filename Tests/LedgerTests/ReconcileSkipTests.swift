@@ -113,8 +113,9 @@ struct ReconcileSkipTests {
             let expected = try Self.oracle(reference.ledger, truth: truth, run: run, at: at)
             let all = try await ReconcileFactsTests.run(reference.ledger, truth: truth, run: run, at: at, foldAll: true)
             let mine = try await ReconcileFactsTests.run(normal.ledger, truth: truth, run: run, at: at, foldAll: false)
-            #expect(all.entries == expected, "fold-all, seed \(seed), at \(at.rfc3339): \(Self.diff(all.entries, expected))")
-            #expect(mine.entries == expected, "normal, seed \(seed), at \(at.rfc3339): \(Self.diff(mine.entries, expected))")
+            let when = "seed \(seed), at \(at.rfc3339)"
+            #expect(all.entries == expected, "fold-all, \(when): \(Self.diff(all.entries, expected))")
+            #expect(mine.entries == expected, "normal, \(when): \(Self.diff(mine.entries, expected))")
             for entry in expected {
                 guard let index = Int(entry.activity.split(separator: "-").last ?? ""), entry.activity.hasPrefix("E"),
                     ReconcileSkipWorkload.droppedKinds.contains(index % ReconcileSkipWorkload.kinds)
@@ -137,7 +138,8 @@ struct ReconcileSkipTests {
     static func end(_ id: String, at minutes: Int64, timestamp: Int64? = nil, state: String? = nil) -> String {
         let content = state.map { #""content":{"state":\#($0)},"# } ?? ""
         return """
-            {"stream":"activity:\(id)","type":"end","at":"\(F.time(minutes))","data":{\(content)"timestamp":\(timestamp ?? F.stamp(minutes))}}
+            {"stream":"activity:\(id)","type":"end","at":"\(F.time(minutes))",\
+            "data":{\(content)"timestamp":\(timestamp ?? F.stamp(minutes))}}
             """
     }
 
@@ -149,7 +151,8 @@ struct ReconcileSkipTests {
         F.request("EARLY", at: 10), end("EARLY", at: 0),
         F.request("LATE"), end("LATE", at: 500),
         F.request("TWOREQ"),
-        #"{"stream":"activity:TWOREQ","type":"request","at":"\#(F.time(5))","data":{"attributesType":"RideAttributes","attributes":{},"content":{"state":{}},"pushType":{"channel":"c2"}}}"#,
+        #"{"stream":"activity:TWOREQ","type":"request","at":"\#(F.time(5))","data":{"attributesType":"RideAttributes","#
+            + #""attributes":{},"content":{"state":{}},"pushType":{"channel":"c2"}}}"#,
         #"{"stream":"channel:c2","type":"end","at":"\#(F.time(30))","data":{"timestamp":\#(F.stamp(30))}}"#)
 
     @Test("an end the device drops, or one the fold never hears of, leaves the activity live, then system-expired")
@@ -184,7 +187,10 @@ struct ReconcileSkipTests {
         // What a file of the previous version holds: the dropped end marked the row ended.
         try await temp.ledger.pool.write { db in
             try db.execute(
-                sql: "UPDATE activities SET ended_at = ?, ended_by = 'server', end_policy = 'default' WHERE activity = 'BIG'",
+                sql: """
+                    UPDATE activities SET ended_at = ?, ended_by = 'server', end_policy = 'default'
+                    WHERE activity = 'BIG'
+                    """,
                 arguments: [F.instant(30).milliseconds])
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'ledger.104_honoured_ends'")
         }

@@ -36,7 +36,7 @@ struct ReconcileSkipWorkload {
             lines.append(Self.event("activity:\(id)", "token", s + 1, #"{"token":"\#(Self.token(index))"}"#, source: "app"))
             let updateAt = s + Int64.random(in: 60...1_200, using: &rng)
             lines.append(Self.update(id, at: updateAt, state: #"{"eta":\#(index + 100)}"#))
-            func end(_ at: Int64, timestamp: Int64? = nil, content: String? = nil, policy: String = #""default""#) {
+            func end(_ at: Int64, timestamp: Int64? = nil, content: String? = nil, policy: String = "\"default\"") {
                 let contentField = content.map { #""content":{"state":\#($0)},"# } ?? ""
                 lines.append(Self.event("activity:\(id)", "end", at, """
                     {\(contentField)"timestamp":\(timestamp ?? at),"dismissalPolicy":\(policy)}

@@ -9,7 +9,7 @@ import ActivityModel
 /// activities only (`pending`, `active`, `stale`): an ended activity takes no more updates.
 enum NightlyRules {
     struct Facts {
-        /// A recorded dismissal or end at or before the run's time (`recordedEnd(state:deliveries:events:)`).
+        /// A recorded dismissal or end at or before the run's time (`recordedEnd(state:events:deliveries:)`).
         var recordedEnd: Bool
     }
 
