@@ -10,6 +10,7 @@ enum LedgerSchema {
         ("101_projections", ProjectionSQL.projections + "\n"),
         ("102_stream_owners", ProjectionSQL.streamOwners + "\n"),
         ("103_nightly_facts", ProjectionSQL.nightlyFacts + "\n"),
+        ("104_honoured_ends", ProjectionSQL.honouredEnds + "\n"),
         ("201_reconcile_runs", ReconcileRuns.sql + "\n"),
     ]
 

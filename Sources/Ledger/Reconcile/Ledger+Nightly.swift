@@ -9,8 +9,8 @@ extension Ledger {
     ///
     /// Streams: the feed is spooled into a temporary SQLite file, then merged in activity-id order with the
     /// `activities` projection read a page at a time; only activities that can have a finding are folded (no
-    /// recorded dismissal by `at`, no recorded end by `at`, and not settled by the row's `NightlyFacts`). Memory is bounded by a page, plus the report's
-    /// entries (one per activity with a finding).
+    /// recorded dismissal by `at`, no end the device acts on by `at`, and not settled by the row's
+    /// `NightlyFacts`). Memory is bounded by a page, plus the report's entries (one per activity with a finding).
     ///
     /// Records one `reconcile` event (`source: ledger`, deterministic id) per activity with a finding, at `at`,
     /// then the report in `reconcile_runs`. Re-running a recorded run id evaluates nothing, adds nothing and
@@ -30,6 +30,7 @@ extension Ledger {
     }
 
     /// `nightly`, optionally folding every live activity instead of only those `NightlyFacts` cannot settle.
+    /// `foldAll` keeps the skip of dismissed and ended rows (`ReconcileSkipTests` holds that skip to a plain fold).
     func nightly(
         truth: JSONLinesReader, runID: String, at: Instant, strict: Bool, app: String?,
         progress: @escaping (NightlyProgress) -> Void, foldAll: Bool

@@ -9,8 +9,26 @@ import ActivityModel
 /// activities only (`pending`, `active`, `stale`): an ended activity takes no more updates.
 enum NightlyRules {
     struct Facts {
-        /// A recorded `end` (own stream or channel) at or before the run's time.
+        /// A recorded dismissal or end at or before the run's time (`recordedEnd(state:events:deliveries:)`).
         var recordedEnd: Bool
+    }
+
+    /// SPEC §5 "a recorded end or dismissal", as of the state's time: a `dismiss` on its own stream, or an `end`
+    /// that reached it (own stream, or a channel it listened to at the time) and that the device acts on. An end
+    /// the device drops (oversize, a timestamp over 8 h ahead) ended nothing, so the system end stays unrecorded;
+    /// an end after the system end (a late cleanup) is recorded. Deliveries are asked only for channel ends.
+    static func recordedEnd(state: ActivityState, events: [PositionedEvent], deliveries: () -> [Delivery]) -> Bool {
+        if state.counters.dismissals > 0 { return true }
+        var channelEnds: [String: EndData] = [:]
+        for positioned in events {
+            guard case .end(let end) = positioned.event.data, positioned.event.at <= state.asOf,
+                ActivitySummary.deviceHonours(end, at: positioned.event.at.milliseconds)
+            else { continue }
+            if positioned.event.stream.kind == .activity { return true }
+            channelEnds[positioned.event.id ?? "#\(positioned.position)"] = end
+        }
+        guard !channelEnds.isEmpty else { return false }
+        return deliveries().contains { $0.type == .end && channelEnds[$0.event] != nil }
     }
 
     static func evaluate(

@@ -5,8 +5,8 @@ import LedgerStore
 
 /// The nightly merge: the `activities` projection and the spooled truth, both walked in activity-id order
 /// (SQLite's binary order, compared here on UTF-8 bytes), one ledger page per step. Only activities that were
-/// requested, are neither ended nor dismissed by the run's time and that `NightlyFacts` cannot settle from the
-/// row are folded (a few percent on a healthy ledger).
+/// requested, have neither a recorded dismissal nor an end the device acts on by the run's time, and that
+/// `NightlyFacts` cannot settle from the row are folded (a few percent on a healthy ledger).
 struct NightlyScan {
     /// The projection columns that decide whether an activity needs folding.
     struct ActivityRow: Sendable {
@@ -78,9 +78,13 @@ struct NightlyScan {
                 if let match { entries.append(missing(match)) }
                 continue
             }
-            // A recorded dismissal or end by `at`: not live and not system-expired, so nothing to find.
+            // A recorded dismissal by `at`: the fold says dismissed, and the dismissal rules out `expired`.
             if let dismissed = row.dismissedAt, dismissed <= t { continue }
-            if let ended = row.endedAt, ended <= t { continue }
+            // An end the device acts on by `at` (`ended_at` never counts a dropped one): the fold is over by then
+            // and has a recorded end, so nothing to find. Only the first request subscribes the fold to its
+            // channel, while every request adds a `channel_members` row: a channel end may mark a row with
+            // several requests that the fold never hears of, so those rows are folded.
+            if let ended = row.endedAt, ended <= t, row.facts.requests == 1 || !row.facts.channel { continue }
             if !foldAll, row.facts.settled(at: t, truth: match) { continue }
             candidates.append(Candidate(row: row, truth: match))
         }
@@ -124,9 +128,20 @@ struct NightlyScan {
         for (candidate, events) in zip(candidates, histories) {
             let id = candidate.row.activity
             guard let state = try? ActivityFold.state(activity: id, events: events, asOf: at) else { continue }
+            var audit: [Delivery]?
+            func deliveries() -> [Delivery] {
+                if let audit { return audit }
+                let found = DeliveryVerdicts.audit(activity: id, events: events, asOf: at)
+                audit = found
+                return found
+            }
+            // Only a system end can be `expired`, and only without a recorded end or dismissal.
+            let recordedEnd =
+                !state.phase.isLive && state.endedBy == .system
+                && NightlyRules.recordedEnd(state: state, events: events, deliveries: deliveries)
             let entry = NightlyRules.evaluate(
-                state: state, truth: candidate.truth, facts: .init(recordedEnd: false), at: at,
-                deliveries: { DeliveryVerdicts.audit(activity: id, events: events, asOf: at) })
+                state: state, truth: candidate.truth, facts: .init(recordedEnd: recordedEnd), at: at,
+                deliveries: deliveries)
             guard var entry else { continue }
             if entry.finding == .expired { entry.reportedBefore = earlierReport(of: .expired, in: events, run: run) }
             entries.append(entry)
