@@ -10,14 +10,6 @@ enum StoredEventID: Hashable {
         self = Self.packUUID(id).map(StoredEventID.uuid) ?? .text(id)
     }
 
-    /// The id as the client spelled it.
-    var string: String {
-        switch self {
-        case .text(let text): return text
-        case .uuid(let bytes): return Self.format(bytes)
-        }
-    }
-
     private static func packUUID(_ id: String) -> [UInt8]? {
         let utf8 = id.utf8
         guard utf8.count == 36 else { return nil }
@@ -47,10 +39,7 @@ enum StoredEventID: Hashable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    static func format(_ bytes: [UInt8]) -> String {
-        bytes.withUnsafeBytes { format($0) }
-    }
-
+    /// The stored bytes of an id back in the client's spelling (a 16-byte UUID, lower-case with dashes).
     static func format(_ bytes: UnsafeRawBufferPointer) -> String {
         guard bytes.count == 16 else { return HexCoding.encode(Array(bytes)) }
         return String(unsafeUninitializedCapacity: 36) { out in

@@ -1,6 +1,6 @@
 import GRDB
 
-/// Reads event rows with the raw C API (the scan is a measured hot path) and decompresses payloads.
+/// Reads event rows with the raw C API (`RawEventChunk`) and decompresses payloads.
 struct EventReader {
     let decoders: DecoderPool
 
@@ -10,49 +10,6 @@ struct EventReader {
         SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash
         FROM events e
         """
-
-    /// A row as stored, before decompression. Its buffers are valid until the statement steps again.
-    struct RawRow {
-        let statement: Statement
-        var position: Int64 { statement.int64(at: 0) }
-    }
-
-    /// Steps `statement` (already bound) and calls `body` per row until it returns false.
-    func scan(_ statement: Statement, db: Database, _ body: (RawRow) throws -> Bool) throws {
-        defer { statement.resetBindings() }
-        while try statement.stepRow(db) {
-            guard try body(RawRow(statement: statement)) else { return }
-        }
-    }
-
-    /// Decodes a row, decompressing its payload with `decoder`. `names` caches stream names by interned id
-    /// for the length of one query, so a long scan shares one String per stream.
-    func decode(
-        _ row: RawRow, decoder: PayloadDecoder, names: inout [Int64: String], db: Database
-    ) throws -> RecordedEvent {
-        let statement = row.statement
-        let streamID = statement.int64(at: 1)
-        let stream: String
-        if let known = names[streamID] {
-            stream = known
-        } else {
-            stream = try Self.streamName(streamID, db: db)
-            if names.count >= 65_536 { names.removeAll(keepingCapacity: true) }  // bounded memory on huge logs
-            names[streamID] = stream
-        }
-        let payload: [UInt8]
-        do {
-            payload = try decoder.decompress(
-                statement.blob(at: 8), dictionary: statement.optionalInt64(at: 7), db: db)
-        } catch var error as StoreError {
-            error = StoreError(error.code, "position \(statement.int64(at: 0)): \(error.message)")
-            throw error
-        }
-        return RecordedEvent(
-            position: statement.int64(at: 0), stream: stream, version: statement.int64(at: 2),
-            id: statement.eventIDString(at: 3), type: statement.text(at: 4), at: statement.int64(at: 5),
-            recordedAt: statement.int64(at: 6), payload: payload, hash: Array(statement.blob(at: 9)))
-    }
 
     /// The name of an interned stream id (a row names a stream that must exist).
     static func streamName(_ id: Int64, db: Database) throws -> String {
@@ -65,19 +22,24 @@ struct EventReader {
         return statement.text(at: 0)
     }
 
-    /// All rows `sql` selects (it must start with `columns`), decoded.
+    /// All rows `sql` selects (it must start with `columns`), decoded on this thread (point reads and one
+    /// stream's rows; whole-log scans go through `ScanPipeline`).
     func fetch(_ db: Database, sql: String, bind: (Statement) -> Void) throws -> [RecordedEvent] {
         let statement = try db.cachedStatement(sql: sql)
         bind(statement)
-        var events: [RecordedEvent] = []
+        defer { statement.resetBindings() }
         var names: [Int64: String] = [:]
-        try decoders.withHandle { decoder in
-            try scan(statement, db: db) { row in
-                events.append(try decode(row, decoder: decoder, names: &names, db: db))
-                return true
+        return try decoders.withHandle { decoder in
+            var events: [RecordedEvent] = []
+            while true {
+                let chunk = try RawEventChunk.read(
+                    statement, db: db, capacity: 4_096, names: &names, loader: decoder)
+                let decoded = chunk.decode(with: decoder)
+                if let failure = decoded.error { throw failure.storeError }
+                events += decoded.events
+                if chunk.isLast { return events }
             }
         }
-        return events
     }
 
     func event(_ db: Database, id: String) throws -> RecordedEvent? {

@@ -72,17 +72,4 @@ extension Statement {
     }
 
     func isBlob(at column: Int32) -> Bool { sqlite3_column_type(sqliteStatement, column) == SQLITE_BLOB }
-
-    /// The event id as the client spelled it, formatted straight from the column (no intermediate array).
-    func eventIDString(at column: Int32) -> String {
-        guard sqlite3_column_type(sqliteStatement, column) == SQLITE_BLOB else { return text(at: column) }
-        return StoredEventID.format(blob(at: column))
-    }
-
-    func storedEventID(at column: Int32) -> StoredEventID {
-        if sqlite3_column_type(sqliteStatement, column) == SQLITE_BLOB {
-            return .uuid(Array(blob(at: column)))
-        }
-        return .text(text(at: column))
-    }
 }
