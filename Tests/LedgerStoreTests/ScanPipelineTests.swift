@@ -91,4 +91,42 @@ struct ScanPipelineTests {
         }
         #expect(seen == 900)
     }
+
+    /// A whole-log scan with a transform, in GRDB's blocking read (so the body may mutate local state).
+    static func scan<T: Sendable>(
+        _ store: EventStore, transform: @escaping @Sendable (RecordedEvent) throws -> T,
+        _ body: (RecordedEvent, T) throws -> Bool
+    ) throws {
+        try store.pool.read { db in try store.forEachEvent(in: db, after: 0, transform: transform, body) }
+    }
+
+    @Test("a transform runs beside the reading: each event comes with its own value, in order")
+    func transformPairsWithItsEvent() async throws {
+        let fixture = try await Self.filled()
+        var pairs: [(Int64, String)] = []
+        try Self.scan(fixture.store, transform: { "\($0.position):\($0.payload.count)" }) {
+            pairs.append(($0.position, $1))
+            #expect($1 == "\($0.position):\($0.payload.count)")
+            return true
+        }
+        #expect(pairs.map(\.0) == Array(1...Int64(Self.count)))
+    }
+
+    @Test("an error of the transform is thrown in order, after every earlier event", arguments: [7, 1_300])
+    func transformError(at failing: Int64) async throws {
+        struct Unparsable: Error { var position: Int64 }
+        let fixture = try await Self.filled()
+        var positions: [Int64] = []
+        let error = #expect(throws: Unparsable.self) {
+            try Self.scan(fixture.store, transform: { event -> Int64 in
+                if event.position == failing { throw Unparsable(position: event.position) }
+                return event.position
+            }) { event, _ in
+                positions.append(event.position)
+                return true
+            }
+        }
+        #expect(error?.position == failing)
+        #expect(positions == Array(1..<failing))
+    }
 }

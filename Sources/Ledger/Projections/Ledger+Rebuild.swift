@@ -1,6 +1,4 @@
 import ActivityModel
-import Dispatch
-import Synchronization
 import Foundation
 import GRDB
 import LedgerStore
@@ -22,19 +20,24 @@ extension Ledger {
             try Self.createShadowTables(db)
             let last = try store.lastPosition(in: db)
             var chunk: [RecordedEvent] = []
+            var decoded: [LedgerEvent] = []
             chunk.reserveCapacity(4096)
+            decoded.reserveCapacity(4096)
             var count: Int64 = 0
-            try store.forEachEvent(in: db, after: 0) { event in
+            // Payloads are decompressed and parsed beside the reading (ScanPipeline); this thread reads and projects.
+            try store.forEachEvent(in: db, after: 0, transform: ActivityProjector.decode) { event, parsed in
                 chunk.append(event)
+                decoded.append(parsed)
                 count += 1
                 if chunk.count == 4096 {
-                    try shadow.apply(chunk, decoded: Self.decodeConcurrently(chunk), db: db)
+                    try shadow.apply(chunk, decoded: decoded, db: db)
                     chunk.removeAll(keepingCapacity: true)
+                    decoded.removeAll(keepingCapacity: true)
                     progress?(count, last)
                 }
                 return true
             }
-            try shadow.apply(chunk, decoded: Self.decodeConcurrently(chunk), db: db)
+            try shadow.apply(chunk, decoded: decoded, db: db)
             progress?(count, last)
             for (live, mine) in ProjectionTables.shadow.all {
                 try db.execute(sql: "DELETE FROM \(live)")
@@ -46,19 +49,6 @@ extension Ledger {
         }
         let seconds = Double(Self.now().milliseconds - started.milliseconds) / 1000
         return RebuildSummary(events: events, activities: activities, seconds: seconds)
-    }
-
-    /// Decodes stored payloads on every core (decoding is pure); the projector then applies them in log order.
-    static func decodeConcurrently(_ chunk: [RecordedEvent]) throws -> [LedgerEvent] {
-        let slices = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
-        let size = (chunk.count + slices - 1) / slices
-        let results = Mutex<[Int: Result<[LedgerEvent], any Error>]>([:])
-        DispatchQueue.concurrentPerform(iterations: slices) { slice in
-            let range = (slice * size)..<min(chunk.count, (slice + 1) * size)
-            let decoded = Result { try chunk[range].map(ActivityProjector.decode) }
-            results.withLock { $0[slice] = decoded }
-        }
-        return try results.withLock { all in try (0..<slices).flatMap { try all[$0]?.get() ?? [] } }
     }
 
     /// The projection tables under their shadow names, without indexes (rows are copied into the live tables,

@@ -35,11 +35,21 @@ extension EventStore {
     /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds. A long scan decompresses on a
     /// second thread (`ScanPipeline`); `body` is always called on the caller's thread, in position order.
     public func forEachEvent(in db: Database, after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
+        try forEachEvent(in: db, after: position, transform: { _ in () }) { event, _ in try body(event) }
+    }
+
+    /// Like `forEachEvent(in:after:_:)`, with `transform` run on each event beside the reading (on the scan's
+    /// second thread when it keeps up, else on this one): pure per-event work such as parsing the payload
+    /// overlaps the SQLite reads. `body` gets each event with its value, in position order, on this thread.
+    public func forEachEvent<T: Sendable>(
+        in db: Database, after position: Int64, transform: @escaping @Sendable (RecordedEvent) throws -> T,
+        _ body: (RecordedEvent, T) throws -> Bool
+    ) throws {
         let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
         statement.bind(position, at: 1)
         do {
             try decoders.withHandle { decoder in
-                try ScanPipeline.run(statement, db: db, decoder: decoder, body)
+                try ScanPipeline.run(statement, db: db, decoder: decoder, transform: transform, body)
             }
         } catch let error as RowDecodingError {
             throw error.storeError

@@ -18,16 +18,26 @@ enum ScanPipeline {
     static func run(
         _ statement: Statement, db: Database, decoder: PayloadDecoder, _ body: (RecordedEvent) throws -> Bool
     ) throws {
+        try run(statement, db: db, decoder: decoder, transform: { _ in () }) { event, _ in try body(event) }
+    }
+
+    /// Like `run(_:db:decoder:_:)`, also running `transform` on each event on the decoding side (either thread),
+    /// so that pure per-event work (a payload's JSON) overlaps the reading too. An error of `transform` is thrown
+    /// in order, like a row's, after `body` saw every event before it.
+    static func run<T: Sendable>(
+        _ statement: Statement, db: Database, decoder: PayloadDecoder,
+        transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (RecordedEvent, T) throws -> Bool
+    ) throws {
         var names: [Int64: String] = [:]
         var chunk = try RawEventChunk.read(statement, db: db, capacity: chunkRows, names: &names, loader: decoder)
         if chunk.isLast {
-            _ = try emit(chunk.decode(with: decoder), body)
+            _ = try emit(decode(chunk, decoder, transform), body)
             return
         }
-        let thread = DecodingThread()
+        let thread = DecodingThread(transform: transform)
         thread.start()
         defer { thread.stop() }
-        var queue: [Slot] = []
+        var queue: [Slot<T>] = []
         var head = 0
         var ticket: UInt64 = 0
         while true {
@@ -36,12 +46,12 @@ enum ScanPipeline {
                 thread.submit(chunk, ticket: ticket)
                 queue.append(.submitted(ticket))
             } else {
-                queue.append(.decoded(chunk.decode(with: decoder)))
+                queue.append(.decoded(decode(chunk, decoder, transform)))
             }
             let last = chunk.isLast
             // Hand over whatever is ready at the head; wait for it only at the end or when too much is queued.
             emitting: while head < queue.count {
-                let decoded: Decoded
+                let decoded: Decoded<T>
                 switch queue[head] {
                 case .decoded(let ready):
                     decoded = ready
@@ -64,36 +74,58 @@ enum ScanPipeline {
         }
     }
 
-    typealias Decoded = (events: [RecordedEvent], error: RowDecodingError?)
+    /// A chunk's events with their transforms, in order, up to the first failure (thrown after them).
+    static func decode<T>(
+        _ chunk: RawEventChunk, _ decoder: PayloadDecoder, _ transform: (RecordedEvent) throws -> T
+    ) -> Decoded<T> {
+        let (events, rowError) = chunk.decode(with: decoder)
+        var items: [(RecordedEvent, T)] = []
+        items.reserveCapacity(events.count)
+        for event in events {
+            do {
+                items.append((event, try transform(event)))
+            } catch {
+                return (items, error)
+            }
+        }
+        return (items, rowError)
+    }
 
-    private enum Slot {
-        case decoded(Decoded)
+    typealias Decoded<T> = (items: [(RecordedEvent, T)], error: (any Error)?)
+
+    private enum Slot<T> {
+        case decoded(Decoded<T>)
         case submitted(UInt64)
         case taken
     }
 
-    /// Calls `body` for each event; false when it asked to stop. Throws the chunk's decoding error after them.
-    private static func emit(_ decoded: Decoded, _ body: (RecordedEvent) throws -> Bool) throws -> Bool {
-        for event in decoded.events {
-            guard try body(event) else { return false }
+    /// Calls `body` for each event; false when it asked to stop. Throws the chunk's error after them.
+    private static func emit<T>(_ decoded: Decoded<T>, _ body: (RecordedEvent, T) throws -> Bool) throws -> Bool {
+        for (event, value) in decoded.items {
+            guard try body(event, value) else { return false }
         }
         if let error = decoded.error { throw error }
         return true
     }
 }
 
-/// The scan's second thread: decodes submitted chunks with its own zstd context, in any order of tickets.
+/// The scan's second thread: decodes submitted chunks with its own zstd context and runs the transform.
 ///
 /// `@unchecked Sendable`: every mutable field is guarded by `condition`; `decoder` is used by the thread only.
 /// `stop()` does not wait: the thread finishes the chunk in hand, drops the rest and ends; chunks own copies
 /// of their bytes and dictionaries, so nothing it touches belongs to the caller.
-private final class DecodingThread: @unchecked Sendable {
+private final class DecodingThread<T: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var inbox: [(ticket: UInt64, chunk: RawEventChunk)] = []
-    private var done: [UInt64: ScanPipeline.Decoded] = [:]
+    private var done: [UInt64: ScanPipeline.Decoded<T>] = [:]
     private var submitted = 0
     private var stopping = false
     private let decoder = PayloadDecoder()
+    private let transform: @Sendable (RecordedEvent) throws -> T
+
+    init(transform: @escaping @Sendable (RecordedEvent) throws -> T) {
+        self.transform = transform
+    }
 
     func start() {
         let thread = Thread { [self] in run() }
@@ -123,7 +155,7 @@ private final class DecodingThread: @unchecked Sendable {
     }
 
     /// The decoded chunk, waiting for it if needed.
-    func take(_ ticket: UInt64) -> ScanPipeline.Decoded {
+    func take(_ ticket: UInt64) -> ScanPipeline.Decoded<T> {
         condition.lock()
         defer { condition.unlock() }
         while done[ticket] == nil { condition.wait() }
@@ -149,7 +181,7 @@ private final class DecodingThread: @unchecked Sendable {
             }
             let next = inbox.removeFirst()
             condition.unlock()
-            let decoded = next.chunk.decode(with: decoder)
+            let decoded = ScanPipeline.decode(next.chunk, decoder, transform)
             condition.lock()
             done[next.ticket] = decoded
             condition.broadcast()
