@@ -16,13 +16,15 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
-        try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
+        try Self.checkSizes(events, limit: ledger.maxEventBytes)
+        return try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
     }
 
     public func append(
         app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {
-        try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
+        try Self.checkSizes(parsedEvents, limit: ledger.maxEventBytes)
+        return try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
     }
 
     /// Decodes every event, naming the refused one by its index in the request.
@@ -116,7 +118,7 @@ public struct LedgerAdapter: LedgerBackend {
             }
             let page = try ledger.activities(ActivityFilter(
                 phase: phase, installation: query.installation, attributesType: query.attributesType,
-                token: query.token, app: app, at: query.at.map(Self.instant), limit: query.limit, after: query.cursor
+                token: query.token, channel: query.channel, app: app, at: query.at.map(Self.instant), limit: query.limit, after: query.cursor
             ))
             return Self.encode(page.json)
         }

@@ -99,6 +99,8 @@ public struct ActivityQuery: Sendable, Hashable {
     public var installation: String?
     public var attributesType: String?
     public var token: String?
+    /// A broadcast channel the activity follows.
+    public var channel: String?
     /// Phase evaluated as of this time; nil: now.
     public var at: Date?
     public var limit: Int
@@ -106,12 +108,13 @@ public struct ActivityQuery: Sendable, Hashable {
 
     public init(
         phase: String? = nil, installation: String? = nil, attributesType: String? = nil, token: String? = nil,
-        at: Date? = nil, limit: Int = 100, cursor: String? = nil
+        channel: String? = nil, at: Date? = nil, limit: Int = 100, cursor: String? = nil
     ) {
         self.phase = phase
         self.installation = installation
         self.attributesType = attributesType
         self.token = token
+        self.channel = channel
         self.at = at
         self.limit = limit
         self.cursor = cursor

@@ -13,7 +13,7 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let apiError = Self.apiError(for: error)
+            let apiError = Self.queryParameterError(for: error, query: request.uri.query) ?? Self.apiError(for: error)
             if apiError.status.kind == .serverError {
                 // Only the cause: ServerError's own description repeats the request, key and body included.
                 var metadata: Logger.Metadata = ["http.path": .string(request.uri.path)]

@@ -37,6 +37,7 @@ extension LedgerAPI {
             installation: query.installation,
             attributesType: query.attributesType,
             token: query.token,
+            channel: query.channel,
             at: try TimeParameter.parse(query.at, name: "at"),
             limit: try Self.limit(query.limit, default: 100, max: 1000),
             cursor: query.cursor
