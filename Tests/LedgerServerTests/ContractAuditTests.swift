@@ -95,4 +95,39 @@ struct ContractAuditTests {
             #expect((audit.json?["audits"]?.arrayValue ?? []).count == 1)
         }
     }
+
+    @Test("verify takes a digest over HTTP as the CLI does: ok up to it, ok:false for another hash, 400 malformed")
+    func verifyUpToDigest() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
+            let digest = try await client.get("/v1/digest", key: service.admin)
+            let taken = try #require(digest.json?["digest"]?.stringValue)
+            _ = try await client.post("/v1/events", key: service.ingest, Sample.update("R1"))
+            let good = try await client.get("/v1/verify?digest=\(taken)", key: service.admin)
+            #expect(good.status == 200, "\(good.text)")
+            #expect(good.json?["ok"] == .bool(true), "\(good.text)")
+            let forged = "1:" + String(repeating: "0", count: 64)
+            let bad = try await client.get("/v1/verify?digest=\(forged)", key: service.admin)
+            #expect(bad.json?["ok"] == .bool(false), "\(bad.text)")
+            #expect(bad.json?["firstBadPosition"] == .int(1), "\(bad.text)")
+            #expect(bad.json?["reason"]?.stringValue != nil, "\(bad.text)")
+            let malformed = try await client.get("/v1/verify?digest=junk", key: service.admin)
+            #expect(malformed.status == 400, "\(malformed.text)")
+            #expect(malformed.errorField == "digest", "\(malformed.text)")
+        }
+    }
+
+    @Test("an unknown type, source or phase in a body says what is allowed, naming the field")
+    func unknownEnumSaysAllowed() async throws {
+        let service = try LedgerTestService()
+        try await service.test { client async throws in
+            let unknownType = #"{"stream":"activity:R1","type":"teleport","at":1,"data":{}}"#
+            let reply = try await client.post("/v1/events", key: service.ingest, unknownType)
+            #expect(reply.status == 400)
+            #expect(reply.errorField == "type")
+            #expect(reply.errorMessage.contains("expected one of request, token"), "\(reply.text)")
+            #expect(reply.errorMessage.contains("teleport"), "\(reply.text)")
+        }
+    }
 }

@@ -156,14 +156,25 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func verifyJSON(app: String) async throws -> Data {
-        try await run {
-            let report = try ledger.store.verify()
-            return Self.encode([
-                "ok": .bool(report.ok), "checked": .int(report.checked),
-                "firstBadPosition": report.firstBadPosition.map { .int($0) } ?? .null,
-                "message": report.reason.map { .string($0) } ?? .null,
-            ])
+        try await run { Self.encode(try ledger.store.verify()) }
+    }
+
+    public func verifyJSON(app: String, digest: String) async throws -> Data {
+        guard let expected = LedgerStore.Digest(digest) else {
+            throw LedgerBackendError.badInput(
+                field: "digest", "parameter 'digest': '\(digest)' is not POSITION:HEX (64 hex digits)")
         }
+        return try await run { Self.encode(try ledger.store.verify(upTo: expected)) }
+    }
+
+    /// The CLI's `verify --json` names (`reason`, `digest`) beside the original `message`.
+    private static func encode(_ report: VerifyReport) -> Data {
+        let reason: ActivityModel.JSONValue = report.reason.map { .string($0) } ?? .null
+        return encode([
+            "ok": .bool(report.ok), "checked": .int(report.checked),
+            "firstBadPosition": report.firstBadPosition.map { .int($0) } ?? .null,
+            "message": reason, "reason": reason, "digest": .string(report.lastGood.description),
+        ])
     }
 
     public func digestJSON(app: String) async throws -> Data {

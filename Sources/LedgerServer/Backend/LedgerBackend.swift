@@ -58,6 +58,10 @@ public protocol LedgerBackend: Sendable {
     /// `{"ok":Bool,"checked":N,"firstBadPosition":N|null,"message":…|null}`.
     func verifyJSON(app: String) async throws -> Data
 
+    /// Like ``verifyJSON(app:)``, up to a digest taken earlier (`POSITION:HEX`): a different hash at that
+    /// position, or a log shorter than it, is `ok: false`. A digest that does not parse is `badInput`.
+    func verifyJSON(app: String, digest: String) async throws -> Data
+
     /// `{"position":N,"hash":"hex"}` of the chain head.
     func digestJSON(app: String) async throws -> Data
 
@@ -66,6 +70,11 @@ public protocol LedgerBackend: Sendable {
 }
 
 extension LedgerBackend {
+    /// Backends without digests of their own (test doubles) refuse the parameter.
+    public func verifyJSON(app: String, digest: String) async throws -> Data {
+        throw LedgerBackendError.badInput(field: "digest", "this backend cannot verify up to a digest")
+    }
+
     public func append(
         app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {

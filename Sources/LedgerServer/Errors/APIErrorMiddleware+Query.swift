@@ -33,13 +33,27 @@ extension APIErrorMiddleware {
             guard let range = context.debugDescription.range(of: "invalid String value ") else { return nil }
             let value = String(context.debugDescription[range.upperBound...])
             guard let bad = items.first(where: { $0.value == value }) else { return nil }
-            let allowed = bad.name == "phase"
-                ? "expected one of \(Components.Schemas.Phase.allCases.map(\.rawValue).joined(separator: ", ")), "
-                : ""
-            return .invalidParameter(bad.name, "\(allowed)got '\(value)'")
+            return .invalidParameter(bad.name, unknownEnumValue(context.debugDescription) ?? "got '\(value)'")
         default:
             return nil
         }
+    }
+
+    /// The generated decoders' "Cannot initialize Phase from invalid String value asleep", said the way the
+    /// ledger says it (SPEC §2: an unknown enum value is refused like a wrong type, naming what is allowed).
+    static func unknownEnumValue(_ description: String) -> String? {
+        let prefix = "Cannot initialize ", middle = " from invalid String value "
+        guard description.hasPrefix(prefix), let range = description.range(of: middle) else { return nil }
+        let type = description[description.index(description.startIndex, offsetBy: prefix.count)..<range.lowerBound]
+        let value = description[range.upperBound...]
+        let allowed: [String]
+        switch type {
+        case "EventType": allowed = Components.Schemas.EventType.allCases.map(\.rawValue)
+        case "Source": allowed = Components.Schemas.Source.allCases.map(\.rawValue)
+        case "Phase": allowed = Components.Schemas.Phase.allCases.map(\.rawValue)
+        default: return "unknown value \"\(value)\""
+        }
+        return "expected one of \(allowed.joined(separator: ", ")), got \"\(value)\""
     }
 
     /// Name/value pairs of a raw query, percent-decoded where that is valid (never trapping on bad input).

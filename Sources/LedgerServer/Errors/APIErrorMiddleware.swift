@@ -112,6 +112,9 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 error.code = "malformedJSON"
                 return error
             }
+            if let unknown = unknownEnumValue(context.debugDescription) {
+                return .badRequest("field '\(field)': \(unknown)", field: field)
+            }
             return .badRequest("field '\(field)': \(context.debugDescription)", field: field)
         @unknown default:
             return .badRequest("invalid request body")
