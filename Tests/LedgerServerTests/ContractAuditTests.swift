@@ -115,6 +115,7 @@ struct ContractAuditTests {
             let malformed = try await client.get("/v1/verify?digest=junk", key: service.admin)
             #expect(malformed.status == 400, "\(malformed.text)")
             #expect(malformed.errorField == "digest", "\(malformed.text)")
+            #expect(malformed.errorCode == "invalidParameter", "\(malformed.text)")
         }
     }
 

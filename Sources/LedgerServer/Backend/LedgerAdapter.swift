@@ -161,8 +161,7 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func verifyJSON(app: String, digest: String) async throws -> Data {
         guard let expected = LedgerStore.Digest(digest) else {
-            throw LedgerBackendError.badInput(
-                field: "digest", "parameter 'digest': '\(digest)' is not POSITION:HEX (64 hex digits)")
+            throw APIError.invalidParameter("digest", "'\(digest)' is not POSITION:HEX (64 hex digits)")
         }
         return try await run { Self.encode(try ledger.store.verify(upTo: expected)) }
     }
