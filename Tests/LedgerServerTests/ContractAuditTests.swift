@@ -131,4 +131,29 @@ struct ContractAuditTests {
             #expect(reply.errorMessage.contains("teleport"), "\(reply.text)")
         }
     }
+
+    @Test("audits take ?at= over HTTP as the CLI's audit --at does: the verdict as the evidence stood then")
+    func auditAsOf() async throws {
+        let service = try LedgerTestService()
+        let update =
+            #"{"id":"u-1","stream":"activity:R1","type":"update","at":"2026-11-20T21:01:00Z","data":{"content":{"state":{"eta":4}},"timestamp":1795208460}}"#
+        let push =
+            #"{"id":"p-1","stream":"activity:R1","type":"push","at":"2026-11-20T21:02:00Z","source":"apns","data":{"refersTo":"u-1","status":200}}"#
+        try await service.test { client async throws in
+            for event in [Sample.request("R1"), update, push] {
+                let reply = try await client.post("/v1/events", key: service.ingest, event)
+                #expect(reply.status == 200, "\(reply.text)")
+            }
+            let before = try await client.get("/v1/activities/R1/audit?at=2026-11-20T21:01:30Z", key: service.read)
+            #expect(before.status == 200, "\(before.text)")
+            #expect(before.json?["deliveries"]?.arrayValue?.first?["verdict"]?.stringValue == "pending", "\(before.text)")
+            let now = try await client.get("/v1/activities/R1/audit", key: service.read)
+            #expect(now.json?["deliveries"]?.arrayValue?.first?["verdict"]?.stringValue == "accepted", "\(now.text)")
+            let update = try await client.get("/v1/updates/u-1/audit?at=2026-11-20T21:01:30Z", key: service.read)
+            #expect(update.json?["deliveries"]?.arrayValue?.first?["verdict"]?.stringValue == "pending", "\(update.text)")
+            let bad = try await client.get("/v1/activities/R1/audit?at=soon", key: service.read)
+            #expect(bad.status == 400)
+            #expect(bad.errorField == "at")
+        }
+    }
 }

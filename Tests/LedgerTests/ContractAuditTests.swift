@@ -82,6 +82,19 @@ struct CLIContractAuditTests {
         #expect(help.stdout.contains("Example"))
     }
 
+    @Test("timeline with --from after --to, and activities with --limit out of 1…1000, are bad input (exit 2)")
+    func emptyWindowAndLimit() throws {
+        #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)
+        let timeline = try cli(
+            "timeline", "R1", "--db", db, "--from", "2026-11-20T22:00:00Z", "--to", "2026-11-20T21:00:00Z")
+        #expect(timeline.status == 2, "\(timeline.stderr)")
+        #expect(timeline.stderr.contains("--from"), "\(timeline.stderr)")
+        let limit = try cli("activities", "--db", db, "--limit", "0")
+        #expect(limit.status == 2, "\(limit.stderr)")
+        #expect(limit.stderr.contains("--limit"), "\(limit.stderr)")
+        #expect(try cli("activities", "--db", db, "--limit", "1000").status == 0)
+    }
+
     @Test("verify with a malformed --digest is bad input (exit 2); a good digest still verifies")
     func malformedDigestExitsTwo() throws {
         #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)

@@ -92,19 +92,27 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func auditJSON(app: String, activity: String) async throws -> Data {
+        try await auditJSON(app: app, activity: activity, at: nil)
+    }
+
+    public func auditJSON(app: String, activity: String, at: Date?) async throws -> Data {
         try await run {
             try own(activity, app: app)
-            return Self.encode(try ledger.audit(activity: activity).json)
+            return Self.encode(try ledger.audit(activity: activity, at: at.map(Self.instant)).json)
         }
     }
 
     public func updateAuditJSON(app: String, event: String) async throws -> Data {
+        try await updateAuditJSON(app: app, event: event, at: nil)
+    }
+
+    public func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data {
         try await run {
             let logged = try ledger.event(id: event)
             guard try ledger.owner(ofStream: logged.event.stream.description) == app else {
                 throw LedgerError(.notFound, "no event with id \(event)", field: "event")
             }
-            return Self.encode(try ledger.audit(update: event).json)
+            return Self.encode(try ledger.audit(update: event, at: at.map(Self.instant)).json)
         }
     }
 

@@ -38,6 +38,12 @@ public protocol LedgerBackend: Sendable {
     /// `{"event":…,"audits":[<SPEC audit>, …]}`: one audit per activity the update/end addressed.
     func updateAuditJSON(app: String, event: String) async throws -> Data
 
+    /// ``auditJSON(app:activity:)`` as of `at` (nil: now), like `audit --at` of the CLI.
+    func auditJSON(app: String, activity: String, at: Date?) async throws -> Data
+
+    /// ``updateAuditJSON(app:event:)`` as of `at` (nil: now).
+    func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data
+
     /// `{"activities":[{"activity","phase","attributesType","installation","token","lastPosition"}],
     /// "nextCursor":…|null}`; `query.cursor` is a value this method returned earlier.
     func activitiesJSON(app: String, query: ActivityQuery) async throws -> Data
@@ -70,6 +76,17 @@ public protocol LedgerBackend: Sendable {
 }
 
 extension LedgerBackend {
+    /// Backends without a clock of their own (test doubles) answer as of now only.
+    public func auditJSON(app: String, activity: String, at: Date?) async throws -> Data {
+        guard at == nil else { throw LedgerBackendError.badInput(field: "at", "this backend audits as of now only") }
+        return try await auditJSON(app: app, activity: activity)
+    }
+
+    public func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data {
+        guard at == nil else { throw LedgerBackendError.badInput(field: "at", "this backend audits as of now only") }
+        return try await updateAuditJSON(app: app, event: event)
+    }
+
     /// Backends without digests of their own (test doubles) refuse the parameter.
     public func verifyJSON(app: String, digest: String) async throws -> Data {
         throw LedgerBackendError.badInput(field: "digest", "this backend cannot verify up to a digest")
