@@ -95,6 +95,13 @@ struct CLIContractAuditTests {
         #expect(try cli("activities", "--db", db, "--limit", "1000").status == 0)
     }
 
+    @Test("revoking a key id that does not exist is not found (exit 1), not a usage error")
+    func revokeUnknownKeyIsNotFound() throws {
+        let revoke = try cli("keys", "revoke", "nope", "--db", db)
+        #expect(revoke.status == 1, "\(revoke.stderr)")
+        #expect(revoke.stderr.contains("nope"), "\(revoke.stderr)")
+    }
+
     @Test("verify with a malformed --digest is bad input (exit 2); a good digest still verifies")
     func malformedDigestExitsTwo() throws {
         #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)

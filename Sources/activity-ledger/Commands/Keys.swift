@@ -98,7 +98,8 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             guard try APIKeyStore(path: options.db).revoke(id: id) else {
-                throw ValidationError("no active API key with id '\(id)'")
+                // Not found (exit 1), not a usage error.
+                throw CommandFailure.exit(CommandFailure("no active API key with id '\(id)'", code: Exit.notFound))
             }
             print("revoked \(id)")
         }
