@@ -156,4 +156,26 @@ struct ContractAuditTests {
             #expect(bad.errorField == "at")
         }
     }
+
+    @Test("an id repeated with other content in one batch is 409 naming the repeating event, and nothing is written")
+    func batchRepeatNamesEvent() async throws {
+        let service = try LedgerTestService()
+        let user = #"{"id":"d-1","stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:05:00Z","data":{"by":"user"}}"#
+        let system = #"{"id":"d-1","stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:05:00Z","data":{"by":"system"}}"#
+        try await service.test { client async throws in
+            let body = #"{"events":[\#(Sample.request("R1", id: "r-1")),\#(user),\#(system)]}"#
+            let reply = try await client.post("/v1/batches", key: service.ingest, body)
+            #expect(reply.status == 409, "\(reply.text)")
+            #expect(reply.errorField == "events[2].id", "\(reply.text)")
+            #expect(reply.errorMessage.contains("twice"), "\(reply.text)")
+            // Stored before: the first occurrence is the refused one.
+            _ = try await client.post("/v1/events", key: service.ingest, user)
+            let again = #"{"events":[\#(Sample.request("R2", id: "r-2")),\#(system)]}"#
+            let stored = try await client.post("/v1/batches", key: service.ingest, again)
+            #expect(stored.status == 409, "\(stored.text)")
+            #expect(stored.errorField == "events[1].id", "\(stored.text)")
+            #expect(stored.errorMessage.contains("already stored"), "\(stored.text)")
+        }
+        #expect(try service.storedIDs() == ["d-1"])
+    }
 }

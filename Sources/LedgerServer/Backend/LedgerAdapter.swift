@@ -47,13 +47,37 @@ public struct LedgerAdapter: LedgerBackend {
         app: String, decoded: [LedgerEvent], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {
         let expected = expectedVersions.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) }
-        let outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
+        let outcomes: [AppendOutcome]
+        do {
+            outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
+        } catch let error as LedgerBackendError where error.code == .conflict && error.field == "id" {
+            throw namingRepeatedID(error, in: decoded)
+        }
         return zip(decoded, outcomes).map { event, outcome in
             AppendedEvent(
                 id: outcome.id, stream: event.stream.description, position: outcome.position,
                 version: outcome.version, duplicate: outcome.duplicate
             )
         }
+    }
+
+    /// The store names the id; the client needs the event: `events[i].id`. An id sent twice in one batch with
+    /// different content is refused at its second occurrence, and the store's "already stored at position N"
+    /// names a row the refused batch never kept, so the message says what happened instead.
+    private func namingRepeatedID(_ error: LedgerBackendError, in events: [LedgerEvent]) -> LedgerBackendError {
+        let occurrences = events.indices.filter { index in
+            events[index].id.map { error.message.contains("'\($0)'") } ?? false
+        }
+        guard let first = occurrences.first, let id = events[first].id else { return error }
+        var named = error
+        named.field = "events[\(first)].id"
+        let storedBefore = (try? ledger.event(id: id)) != nil
+        if !storedBefore, let repeated = occurrences.dropFirst().first(where: { events[$0] != events[first] }) {
+            named.field = "events[\(repeated)].id"
+            named.message =
+                "event id '\(id)' is sent twice in this batch with different content (events[\(first)] and events[\(repeated)])"
+        }
+        return named
     }
 
     public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
