@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct ActivityLedgerCommand: AsyncParsableCommand {
@@ -6,7 +7,7 @@ struct ActivityLedgerCommand: AsyncParsableCommand {
         commandName: "activity-ledger",
         abstract: "An event-sourced, tamper-evident ledger of iOS Live Activities.",
         discussion: """
-            Every command takes --db PATH (default ./ledger.sqlite), prints readable text by default
+            Every command takes --db PATH (default ./ledger.sqlite), prints readable text by default \
             and JSON with --json, and exits non-zero with a one-line reason on bad input.
             """,
         subcommands: [
@@ -14,4 +15,35 @@ struct ActivityLedgerCommand: AsyncParsableCommand {
             Activities.self, Reconcile.self, Verify.self, Digest.self, Rebuild.self, Stats.self, Keys.self,
         ]
     )
+
+    /// ArgumentParser's own main, except that a usage error (a missing, unknown or invalid option) is bad
+    /// input like any other: one line naming the option and exit 2 (the README's exit codes), not its 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            let help = helpCommandName(for: error)
+            FileHandle.standardError.write(Data("activity-ledger: \(message(for: error)) (see '\(help) --help')\n".utf8))
+            Foundation.exit(Exit.badInput)
+        }
+    }
+
+    /// `activity-ledger <subcommand>` of the arguments, for the hint to its help.
+    private static func helpCommandName(for error: any Error) -> String {
+        let arguments = CommandLine.arguments.dropFirst()
+        var names = ["activity-ledger"]
+        var level: [any ParsableCommand.Type] = configuration.subcommands
+        for argument in arguments {
+            guard let sub = level.first(where: { $0._commandName == argument }) else { break }
+            names.append(argument)
+            level = sub.configuration.subcommands
+        }
+        return names.joined(separator: " ")
+    }
 }

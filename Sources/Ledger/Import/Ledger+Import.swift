@@ -102,7 +102,7 @@ private struct BatchImporter {
             result = try session.append(AppendBatch(events: batch.stored))
         } catch let error as StoreError {
             var translated = Ledger.translate(error) as? LedgerError ?? LedgerError(.storage, error.description)
-            translated.line = Self.line(named: error.message, in: batch)
+            translated.line = line(of: error, in: batch)
             throw translated
         }
         let written = result.duplicate.filter { !$0 }.count
@@ -110,9 +110,21 @@ private struct BatchImporter {
         duplicates += result.duplicate.count - written
     }
 
-    /// The line of the event whose id the store's message names.
-    private static func line(named message: String, in batch: DecodePipeline.Batch) -> Int? {
-        for (event, line) in zip(batch.events, batch.lines) where message.contains(event.id!) { return line }
-        return batch.lines.first
+    /// The line of the event the store refused. An id re-sent with other content is refused at its first
+    /// occurrence in the batch when the log held it before the batch (the failed batch's savepoint left nothing
+    /// behind, so the log now is the log before it), and otherwise at the first later occurrence that differs
+    /// from that first one, which the batch had just written.
+    private func line(of error: StoreError, in batch: DecodePipeline.Batch) -> Int? {
+        guard let id = error.eventID else { return batch.lines.first }
+        let occurrences = batch.stored.indices.filter { batch.stored[$0].id == id }
+        guard let first = occurrences.first else { return batch.lines.first }
+        if (try? ledger.store.event(in: session.db, id: id)) != nil { return batch.lines[first] }
+        let reference = batch.stored[first]
+        let refused = occurrences.dropFirst().first { index in
+            let event = batch.stored[index]
+            return event.stream != reference.stream || event.type != reference.type || event.at != reference.at
+                || event.payload != reference.payload
+        }
+        return batch.lines[refused ?? first]
     }
 }

@@ -79,11 +79,16 @@ public struct UpdateAudit: Sendable, Hashable {
     public var stream: String
     public var deliveries: [Delivery]
 
-    /// `{"event", "type", "stream", "audits": [{"activity", "deliveries": [one]}]}` (the OpenAPI `UpdateAudit`).
+    /// `{"event", "type", "stream", "audits": [{"activity", "deliveries": [one]}], "deliveries": [...]}` (the
+    /// OpenAPI `UpdateAudit`). `deliveries` lists them all, flat, so that it reads like SPEC §7's audit shape; an
+    /// update of an activity stream also names its `activity`, making it exactly that shape.
     public var json: JSONValue {
-        .object([
+        var object = JSONObject([
             "event": .string(event), "type": .string(type.rawValue), "stream": .string(stream),
             "audits": .array(deliveries.map { .object(["activity": .string($0.activity), "deliveries": [$0.json]]) }),
+            "deliveries": .array(deliveries.map(\.json)),
         ])
+        if let name = StreamName(stream), name.kind == .activity { object["activity"] = .string(name.id) }
+        return .object(object)
     }
 }

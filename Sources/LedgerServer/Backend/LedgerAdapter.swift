@@ -16,13 +16,15 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func append(app: String, events: [Data], expectedVersions: [String: Int64]) async throws -> [AppendedEvent] {
-        try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
+        try Self.checkSizes(events, limit: ledger.maxEventBytes)
+        return try await append(app: app, decoded: Self.decode(events, EventCodec.decode), expectedVersions: expectedVersions)
     }
 
     public func append(
         app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {
-        try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
+        try Self.checkSizes(parsedEvents, limit: ledger.maxEventBytes)
+        return try await append(app: app, decoded: Self.decode(parsedEvents, EventCodec.decode), expectedVersions: expectedVersions)
     }
 
     /// Decodes every event, naming the refused one by its index in the request.
@@ -45,13 +47,37 @@ public struct LedgerAdapter: LedgerBackend {
         app: String, decoded: [LedgerEvent], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {
         let expected = expectedVersions.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) }
-        let outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
+        let outcomes: [AppendOutcome]
+        do {
+            outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
+        } catch let error as LedgerBackendError where error.code == .conflict && error.field == "id" {
+            throw namingRepeatedID(error, in: decoded)
+        }
         return zip(decoded, outcomes).map { event, outcome in
             AppendedEvent(
                 id: outcome.id, stream: event.stream.description, position: outcome.position,
                 version: outcome.version, duplicate: outcome.duplicate
             )
         }
+    }
+
+    /// The store names the id; the client needs the event: `events[i].id`. An id sent twice in one batch with
+    /// different content is refused at its second occurrence, and the store's "already stored at position N"
+    /// names a row the refused batch never kept, so the message says what happened instead.
+    private func namingRepeatedID(_ error: LedgerBackendError, in events: [LedgerEvent]) -> LedgerBackendError {
+        let occurrences = events.indices.filter { index in
+            events[index].id.map { error.message.contains("'\($0)'") } ?? false
+        }
+        guard let first = occurrences.first, let id = events[first].id else { return error }
+        var named = error
+        named.field = "events[\(first)].id"
+        let storedBefore = (try? ledger.event(id: id)) != nil
+        if !storedBefore, let repeated = occurrences.dropFirst().first(where: { events[$0] != events[first] }) {
+            named.field = "events[\(repeated)].id"
+            named.message =
+                "event id '\(id)' is sent twice in this batch with different content (events[\(first)] and events[\(repeated)])"
+        }
+        return named
     }
 
     public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
@@ -90,19 +116,27 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func auditJSON(app: String, activity: String) async throws -> Data {
+        try await auditJSON(app: app, activity: activity, at: nil)
+    }
+
+    public func auditJSON(app: String, activity: String, at: Date?) async throws -> Data {
         try await run {
             try own(activity, app: app)
-            return Self.encode(try ledger.audit(activity: activity).json)
+            return Self.encode(try ledger.audit(activity: activity, at: at.map(Self.instant)).json)
         }
     }
 
     public func updateAuditJSON(app: String, event: String) async throws -> Data {
+        try await updateAuditJSON(app: app, event: event, at: nil)
+    }
+
+    public func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data {
         try await run {
             let logged = try ledger.event(id: event)
             guard try ledger.owner(ofStream: logged.event.stream.description) == app else {
                 throw LedgerError(.notFound, "no event with id \(event)", field: "event")
             }
-            return Self.encode(try ledger.audit(update: event).json)
+            return Self.encode(try ledger.audit(update: event, at: at.map(Self.instant)).json)
         }
     }
 
@@ -116,7 +150,7 @@ public struct LedgerAdapter: LedgerBackend {
             }
             let page = try ledger.activities(ActivityFilter(
                 phase: phase, installation: query.installation, attributesType: query.attributesType,
-                token: query.token, app: app, at: query.at.map(Self.instant), limit: query.limit, after: query.cursor
+                token: query.token, channel: query.channel, app: app, at: query.at.map(Self.instant), limit: query.limit, after: query.cursor
             ))
             return Self.encode(page.json)
         }
@@ -154,14 +188,24 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     public func verifyJSON(app: String) async throws -> Data {
-        try await run {
-            let report = try ledger.store.verify()
-            return Self.encode([
-                "ok": .bool(report.ok), "checked": .int(report.checked),
-                "firstBadPosition": report.firstBadPosition.map { .int($0) } ?? .null,
-                "message": report.reason.map { .string($0) } ?? .null,
-            ])
+        try await run { Self.encode(try ledger.store.verify()) }
+    }
+
+    public func verifyJSON(app: String, digest: String) async throws -> Data {
+        guard let expected = LedgerStore.Digest(digest) else {
+            throw APIError.invalidParameter("digest", "'\(digest)' is not POSITION:HEX (64 hex digits)")
         }
+        return try await run { Self.encode(try ledger.store.verify(upTo: expected)) }
+    }
+
+    /// The CLI's `verify --json` names (`reason`, `digest`) beside the original `message`.
+    private static func encode(_ report: VerifyReport) -> Data {
+        let reason: ActivityModel.JSONValue = report.reason.map { .string($0) } ?? .null
+        return encode([
+            "ok": .bool(report.ok), "checked": .int(report.checked),
+            "firstBadPosition": report.firstBadPosition.map { .int($0) } ?? .null,
+            "message": reason, "reason": reason, "digest": .string(report.lastGood.description),
+        ])
     }
 
     public func digestJSON(app: String) async throws -> Data {

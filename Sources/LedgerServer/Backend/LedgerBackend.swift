@@ -38,6 +38,12 @@ public protocol LedgerBackend: Sendable {
     /// `{"event":…,"audits":[<SPEC audit>, …]}`: one audit per activity the update/end addressed.
     func updateAuditJSON(app: String, event: String) async throws -> Data
 
+    /// ``auditJSON(app:activity:)`` as of `at` (nil: now), like `audit --at` of the CLI.
+    func auditJSON(app: String, activity: String, at: Date?) async throws -> Data
+
+    /// ``updateAuditJSON(app:event:)`` as of `at` (nil: now).
+    func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data
+
     /// `{"activities":[{"activity","phase","attributesType","installation","token","lastPosition"}],
     /// "nextCursor":…|null}`; `query.cursor` is a value this method returned earlier.
     func activitiesJSON(app: String, query: ActivityQuery) async throws -> Data
@@ -58,6 +64,10 @@ public protocol LedgerBackend: Sendable {
     /// `{"ok":Bool,"checked":N,"firstBadPosition":N|null,"message":…|null}`.
     func verifyJSON(app: String) async throws -> Data
 
+    /// Like ``verifyJSON(app:)``, up to a digest taken earlier (`POSITION:HEX`): a different hash at that
+    /// position, or a log shorter than it, is `ok: false`. A digest that does not parse is `badInput`.
+    func verifyJSON(app: String, digest: String) async throws -> Data
+
     /// `{"position":N,"hash":"hex"}` of the chain head.
     func digestJSON(app: String) async throws -> Data
 
@@ -66,6 +76,22 @@ public protocol LedgerBackend: Sendable {
 }
 
 extension LedgerBackend {
+    /// Backends without a clock of their own (test doubles) answer as of now only.
+    public func auditJSON(app: String, activity: String, at: Date?) async throws -> Data {
+        guard at == nil else { throw LedgerBackendError.badInput(field: "at", "this backend audits as of now only") }
+        return try await auditJSON(app: app, activity: activity)
+    }
+
+    public func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data {
+        guard at == nil else { throw LedgerBackendError.badInput(field: "at", "this backend audits as of now only") }
+        return try await updateAuditJSON(app: app, event: event)
+    }
+
+    /// Backends without digests of their own (test doubles) refuse the parameter.
+    public func verifyJSON(app: String, digest: String) async throws -> Data {
+        throw LedgerBackendError.badInput(field: "digest", "this backend cannot verify up to a digest")
+    }
+
     public func append(
         app: String, parsedEvents: [ActivityModel.JSONValue], expectedVersions: [String: Int64]
     ) async throws -> [AppendedEvent] {
@@ -99,6 +125,8 @@ public struct ActivityQuery: Sendable, Hashable {
     public var installation: String?
     public var attributesType: String?
     public var token: String?
+    /// A broadcast channel the activity follows.
+    public var channel: String?
     /// Phase evaluated as of this time; nil: now.
     public var at: Date?
     public var limit: Int
@@ -106,12 +134,13 @@ public struct ActivityQuery: Sendable, Hashable {
 
     public init(
         phase: String? = nil, installation: String? = nil, attributesType: String? = nil, token: String? = nil,
-        at: Date? = nil, limit: Int = 100, cursor: String? = nil
+        channel: String? = nil, at: Date? = nil, limit: Int = 100, cursor: String? = nil
     ) {
         self.phase = phase
         self.installation = installation
         self.attributesType = attributesType
         self.token = token
+        self.channel = channel
         self.at = at
         self.limit = limit
         self.cursor = cursor

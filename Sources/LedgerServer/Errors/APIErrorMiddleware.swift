@@ -13,7 +13,7 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let apiError = Self.apiError(for: error)
+            let apiError = Self.queryParameterError(for: error, query: request.uri.query) ?? Self.apiError(for: error)
             if apiError.status.kind == .serverError {
                 // Only the cause: ServerError's own description repeats the request, key and body included.
                 var metadata: Logger.Metadata = ["http.path": .string(request.uri.path)]
@@ -111,6 +111,9 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 var error = APIError.badRequest("malformed JSON: \(context.debugDescription)")
                 error.code = "malformedJSON"
                 return error
+            }
+            if let unknown = unknownEnumValue(context.debugDescription) {
+                return .badRequest("field '\(field)': \(unknown)", field: field)
             }
             return .badRequest("field '\(field)': \(context.debugDescription)", field: field)
         @unknown default:

@@ -19,13 +19,16 @@ extension LedgerAPI {
     func getActivityAudit(_ input: Operations.getActivityAudit.Input) async throws
         -> Operations.getActivityAudit.Output
     {
-        let audit = try Self.document(await backend.auditJSON(app: Caller.app(), activity: input.path.activity))
+        let at = try TimeParameter.parse(input.query.at, name: "at")
+        let audit = try Self.document(
+            await backend.auditJSON(app: Caller.app(), activity: input.path.activity, at: at))
         metrics.recordVerdicts(Self.verdicts(in: audit))
         return .ok(.init(body: .json(audit)))
     }
 
     func getUpdateAudit(_ input: Operations.getUpdateAudit.Input) async throws -> Operations.getUpdateAudit.Output {
-        let audit = try Self.document(await backend.updateAuditJSON(app: Caller.app(), event: input.path.event))
+        let at = try TimeParameter.parse(input.query.at, name: "at")
+        let audit = try Self.document(await backend.updateAuditJSON(app: Caller.app(), event: input.path.event, at: at))
         metrics.recordVerdicts((audit["audits"]?.arrayValue ?? []).flatMap(Self.verdicts(in:)))
         return .ok(.init(body: .json(audit)))
     }
@@ -37,6 +40,7 @@ extension LedgerAPI {
             installation: query.installation,
             attributesType: query.attributesType,
             token: query.token,
+            channel: query.channel,
             at: try TimeParameter.parse(query.at, name: "at"),
             limit: try Self.limit(query.limit, default: 100, max: 1000),
             cursor: query.cursor

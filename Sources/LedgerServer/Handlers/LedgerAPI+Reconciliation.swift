@@ -33,7 +33,13 @@ extension LedgerAPI {
     }
 
     func verifyLedger(_ input: Operations.verifyLedger.Input) async throws -> Operations.verifyLedger.Output {
-        let json = try await backend.verifyJSON(app: Caller.app())
+        let app = try Caller.app()
+        let json: Data
+        if let digest = input.query.digest {
+            json = try await backend.verifyJSON(app: app, digest: digest)
+        } else {
+            json = try await backend.verifyJSON(app: app)
+        }
         return .ok(.init(body: .json(try Self.document(json))))
     }
 

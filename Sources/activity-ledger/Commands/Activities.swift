@@ -43,6 +43,9 @@ struct Activities: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting {
+            guard (1...1000).contains(limit) else {
+                throw LedgerError(.badInput, "--limit: expected 1…1000, got \(limit)", field: "limit")
+            }
             let phase = try phase.map { text in
                 guard let phase = Phase(rawValue: text) else {
                     throw LedgerError(.badInput, "--phase: expected pending, active, stale, ended or dismissed, got \"\(text)\"", field: "phase")

@@ -15,7 +15,11 @@ struct Keys: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an API key; the key is printed once and stored only as a hash."
+            abstract: "Create an API key; the key is printed once and stored only as a hash.",
+            discussion: """
+                Example:
+                  activity-ledger keys create --app com.example.rides --scope ingest,read --db ledger.sqlite
+                """
         )
 
         @OptionGroup var options: GlobalOptions
@@ -47,7 +51,13 @@ struct Keys: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List API keys (never their secrets).")
+        static let configuration = CommandConfiguration(
+            abstract: "List API keys (never their secrets).",
+            discussion: """
+                Example:
+                  activity-ledger keys list --app com.example.rides --db ledger.sqlite --json
+                """
+        )
 
         @OptionGroup var options: GlobalOptions
 
@@ -73,7 +83,13 @@ struct Keys: AsyncParsableCommand {
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke an API key by its id.")
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke an API key by its id.",
+            discussion: """
+                Example:
+                  activity-ledger keys revoke 909a08459b34 --db ledger.sqlite
+                """
+        )
 
         @OptionGroup var options: GlobalOptions
 
@@ -82,7 +98,8 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             guard try APIKeyStore(path: options.db).revoke(id: id) else {
-                throw ValidationError("no active API key with id '\(id)'")
+                // Not found (exit 1), not a usage error.
+                throw CommandFailure.exit(CommandFailure("no active API key with id '\(id)'", code: Exit.notFound))
             }
             print("revoked \(id)")
         }

@@ -7,6 +7,11 @@ struct Reconcile: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reconcile",
         abstract: "Compare the ledger with a device snapshot (resync) or the server's truth (nightly).",
+        discussion: """
+            Example:
+              activity-ledger reconcile resync --snapshot snapshot.json --db ledger.sqlite
+              activity-ledger reconcile nightly --truth truth.jsonl --run-id 2026-11-21 --db ledger.sqlite --json
+            """,
         subcommands: [ReconcileResync.self, ReconcileNightly.self]
     )
 }

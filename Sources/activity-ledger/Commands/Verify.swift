@@ -7,7 +7,7 @@ struct Verify: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Recompute the hash chain and name the first bad position.",
         discussion: """
-            Exits 0 when the log is intact, 2 when it is not, 1 on other errors.
+            Exits 0 when the log is intact, 2 when it is not or --digest is malformed, 1 on other errors (no ledger).
 
             Example:
               activity-ledger verify --db ledger.sqlite --digest 991:5f0c…
@@ -23,7 +23,7 @@ struct Verify: AsyncParsableCommand {
             var expected: LedgerStore.Digest?
             if let digest {
                 guard let parsed = LedgerStore.Digest(digest) else {
-                    throw CommandFailure("--digest '\(digest)' is not POSITION:HEX (64 hex digits)")
+                    throw CommandFailure("--digest '\(digest)' is not POSITION:HEX (64 hex digits)", code: Exit.badInput)
                 }
                 expected = parsed
             }
