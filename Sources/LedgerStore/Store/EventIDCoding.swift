@@ -37,8 +37,6 @@ enum StoredEventID: Hashable {
         return bytes
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// The stored bytes of an id back in the client's spelling (a 16-byte UUID, lower-case with dashes).
     static func format(_ bytes: UnsafeRawBufferPointer) -> String {
         guard bytes.count == 16 else { return HexCoding.encode(Array(bytes)) }
@@ -49,11 +47,18 @@ enum StoredEventID: Hashable {
                     out[index] = UInt8(ascii: "-")
                     index += 1
                 }
-                out[index] = hexDigits[Int(byte >> 4)]
-                out[index + 1] = hexDigits[Int(byte & 0x0f)]
+                out[index] = hexDigit(byte >> 4)
+                out[index + 1] = hexDigit(byte & 0x0f)
                 index += 2
             }
             return index
         }
+    }
+
+    /// A lower-case hex digit, computed (a lookup table in a static would cost a `swift_once` check per call on
+    /// the scan's hot path).
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
     }
 }

@@ -101,10 +101,11 @@ enum ScanPipeline {
 
     /// Calls `body` for each event; false when it asked to stop. Throws the chunk's error after them.
     private static func emit<T>(_ decoded: Decoded<T>, _ body: (RecordedEvent, T) throws -> Bool) throws -> Bool {
-        for (event, value) in decoded.items {
+        let (items, error) = decoded
+        for (event, value) in items {
             guard try body(event, value) else { return false }
         }
-        if let error = decoded.error { throw error }
+        if let error { throw error }
         return true
     }
 }
