@@ -33,7 +33,7 @@ struct EventReader {
             var events: [RecordedEvent] = []
             while true {
                 let chunk = try RawEventChunk.read(
-                    statement, db: db, capacity: 4_096, names: &names, loader: decoder)
+                    statement, db: db, capacity: 128, names: &names, loader: decoder)
                 let decoded = chunk.decode(with: decoder)
                 if let failure = decoded.error { throw failure.storeError }
                 events += decoded.events

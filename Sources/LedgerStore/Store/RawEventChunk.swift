@@ -36,8 +36,10 @@ struct RawEventChunk: Sendable {
         _ statement: Statement, db: Database, capacity: Int, names: inout [Int64: String], loader: PayloadDecoder
     ) throws -> RawEventChunk {
         var chunk = RawEventChunk()
-        chunk.rows.reserveCapacity(capacity)
-        chunk.bytes.reserveCapacity(capacity * 160)
+        // Point reads ask for a few rows: reserve for at most a scan chunk, growing beyond only when needed.
+        let expected = min(capacity, ScanPipeline.chunkRows)
+        chunk.rows.reserveCapacity(expected)
+        chunk.bytes.reserveCapacity(expected * 160)
         var lastDictionary: (id: Int64, dictionary: DecompressionDictionary)?
         while chunk.rows.count < capacity {
             guard try statement.stepRow(db) else {
