@@ -95,6 +95,22 @@ struct CLIContractAuditTests {
         #expect(try cli("activities", "--db", db, "--limit", "1000").status == 0)
     }
 
+    @Test("every command's error line starts with the program's name, verify, digest and stats included")
+    func errorLinesNameTheProgram() throws {
+        let missing = directory.file("missing.sqlite")
+        for command in ["verify", "digest", "stats", "state"] {
+            let arguments = command == "state" ? [command, "R1", "--db", missing] : [command, "--db", missing]
+            let runner = try #require(CommandRunner("activity-ledger"))
+            let result = try runner.run(arguments)
+            #expect(result.status != 0, "\(command)")
+            #expect(result.stderr.hasPrefix("activity-ledger: "), "\(command): \(result.stderr)")
+        }
+        #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)
+        let tampered = try cli("verify", "--db", db, "--digest", "1:" + String(repeating: "0", count: 64))
+        #expect(tampered.status == 2)
+        #expect(tampered.stderr.hasPrefix("activity-ledger: "), "\(tampered.stderr)")
+    }
+
     @Test("revoking a key id that does not exist is not found (exit 1), not a usage error")
     func revokeUnknownKeyIsNotFound() throws {
         let revoke = try cli("keys", "revoke", "nope", "--db", db)

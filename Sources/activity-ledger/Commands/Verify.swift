@@ -43,7 +43,7 @@ struct Verify: AsyncParsableCommand {
             if !report.ok {
                 if !options.json {
                     FileHandle.standardError.write(Data(
-                        "error: verify failed at position \(report.firstBadPosition ?? 0)\n".utf8))
+                        "activity-ledger: verify failed at position \(report.firstBadPosition ?? 0)\n".utf8))
                 }
                 throw ExitCode(2)
             }

@@ -46,7 +46,7 @@ struct CommandFailure: Error, CustomStringConvertible {
     static func exit(_ error: any Error) -> ExitCode {
         let failure = error as? CommandFailure
         let message = failure?.message ?? "\(error)"
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("activity-ledger: \(message)\n".utf8))
         return ExitCode(failure?.code ?? 1)
     }
 }
