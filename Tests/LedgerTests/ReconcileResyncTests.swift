@@ -113,6 +113,8 @@ struct ReconcileResyncTests {
         changed.activities[0].contentTimestamp = F.stamp(5)
         let error = await #expect(throws: LedgerError.self) { try await temp.ledger.resync(snapshot: changed) }
         #expect(error?.code == .conflict)
+        #expect(error?.message.contains("a different snapshot was already recorded for installation") == true)
+        #expect(error?.field == "at")
     }
 
     @Test("a snapshot file parses, and a bad field is named")

@@ -46,7 +46,18 @@ extension Ledger {
                     stream: .activity(action.activity), at: snapshot.at, source: .ledger,
                     data: .reconcile(ReconcileData(run: run, action: action.action, reason: action.reason))))
         }
-        let outcomes = try await append(events, app: app)
+        let outcomes: [AppendOutcome]
+        do {
+            outcomes = try await append(events, app: app)
+        } catch let error as LedgerError where error.code == .conflict {
+            // The derived ids of this run are already stored with other content: say so in the caller's terms
+            // rather than naming an internal event id.
+            throw LedgerError(
+                .conflict,
+                "a different snapshot was already recorded for installation \(snapshot.installation) at "
+                    + "\(snapshot.at.rfc3339) (run \(run)); re-send that snapshot, or report this one with its own time",
+                field: "at")
+        }
         logger.info(
             "resync planned",
             metadata: [
