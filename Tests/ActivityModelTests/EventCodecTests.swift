@@ -168,6 +168,12 @@ struct EventCodecTests {
         } catch {
             #expect(error.description == "field 'data.content.state': expected an object, got a string")
         }
+        do {
+            _ = try EventCodec.decode(#"{"stream":"channel:C","type":"request","at":"2026-11-20T20:00:00Z","data":{}}"#)
+            Issue.record("a request on a channel stream decoded")
+        } catch {
+            #expect(error.description.contains("an activity:<id> stream for a request event"), "\(error.description)")
+        }
     }
 }
 

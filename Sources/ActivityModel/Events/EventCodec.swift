@@ -98,9 +98,16 @@ public enum EventCodec: Sendable {
             let kinds = StreamKind.allCases.filter { type.allowedStreams.contains($0) }.map { "\($0.rawValue):<id>" }
             throw EventDecodingError(
                 code: .streamMismatch, field: "stream",
-                expected: "a \(kinds.joined(separator: " or ")) stream for a \(type.rawValue) event",
+                expected: "\(Self.article(kinds[0])) \(kinds.joined(separator: " or ")) stream for "
+                    + "\(Self.article(type.rawValue)) \(type.rawValue) event",
                 found: "\"\(string)\"")
         }
         return stream
+    }
+
+    /// "a" or "an" before a word of a message (`an activity:<id> stream for an update event`).
+    static func article(_ word: String) -> String {
+        guard let first = word.first else { return "a" }
+        return "aeiou".contains(first) ? "an" : "a"
     }
 }
