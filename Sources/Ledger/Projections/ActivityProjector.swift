@@ -52,7 +52,8 @@ final class ActivityProjector: InlineProjector {
         try apply(events, decoded: decoded, db: db)
     }
 
-    /// Applies events whose payloads the caller already decoded, in log order (a rebuild decodes on every core).
+    /// Applies events whose payloads the caller already decoded, in log order (a rebuild parses them on the scan's
+    /// second thread, `forEachEvent(in:after:transform:_:)`).
     func apply(_ events: [RecordedEvent], decoded: [LedgerEvent], db: Database) throws {
         guard let last = events.last else { return }
         var batch = ProjectionBatch(db: db, tables: tables)
