@@ -25,6 +25,12 @@ public struct StoreConfiguration: Sendable {
     public var sampleBytes = 4 * 1024 * 1024
     /// Most events one group-commit transaction takes from the queue.
     public var maximumGroupEvents = 20_000
+    /// WAL size (in 4 KiB frames) from which a background connection checkpoints (see `WALCheckpointer`).
+    public var checkpointFrames: Int32 = 4096
+    /// Frames the background may leave uncopied for the writer to finish the checkpoint and reset the WAL.
+    public var checkpointCatchUpFrames: Int32 = 1024
+    /// WAL size at which the writer checkpoints itself after a commit, whatever the background did.
+    public var checkpointLimitFrames: Int32 = 65_536
     /// SQLite page cache per connection, in KiB.
     public var cacheKiB = 32 * 1024
     /// Inline projector run inside every append transaction (can also be set later with `setProjector`).

@@ -23,6 +23,8 @@ public final class EventStore: Sendable {
     let precompressors: HandlePool<PayloadPrecompressor>
     private let projector: Mutex<(any InlineProjector)?>
     private let closed = Mutex(false)
+    /// Checkpoints beside the writer; nil when read-only.
+    private let checkpointer: WALCheckpointer?
 
     /// Opens (creating if needed, unless read-only) the store at `path` and migrates its schema.
     public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger) throws {
@@ -38,8 +40,16 @@ public final class EventStore: Sendable {
         config.label = "LedgerStore"
         let synchronous = configuration.durability.rawValue.uppercased()
         let cacheKiB = configuration.cacheKiB
+        let checkpointer = configuration.readOnly ? nil : WALCheckpointer(
+            path: path, synchronous: synchronous,
+            thresholds: .init(
+                start: configuration.checkpointFrames, catchUp: configuration.checkpointCatchUpFrames,
+                limit: configuration.checkpointLimitFrames))
+        self.checkpointer = checkpointer
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB)")
+            // GRDB opens readers read-only; the one writer connection gets the hook.
+            if !db.configuration.readonly { try checkpointer?.install(on: db) }
         }
         pool = try DatabasePool(path: path, configuration: config)
         if configuration.readOnly {
