@@ -174,6 +174,15 @@ struct EventCodecTests {
         } catch {
             #expect(error.description.contains("an activity:<id> stream for a request event"), "\(error.description)")
         }
+        do {
+            _ = try EventCodec.decode(
+                #"{"stream":"activity:A","type":"update","at":0,"data":{"content":{"state":{},"relevanceScore":1e400},"timestamp":1}}"#)
+            Issue.record("a relevanceScore of 1e400 decoded")
+        } catch {
+            #expect(
+                error.description == "field 'data.content.relevanceScore': expected a finite number, got a number out of range",
+                "\(error.description)")
+        }
     }
 }
 

@@ -61,7 +61,11 @@ struct FieldReader {
 
     func optionalDouble(_ key: String) throws(EventDecodingError) -> Double? {
         guard let value = optional(key) else { return nil }
-        guard case .number(let n) = value, n.doubleValue.isFinite else { throw wrong(key, "a number", value) }
+        guard case .number(let n) = value else { throw wrong(key, "a number", value) }
+        guard n.doubleValue.isFinite else {
+            // 1e400 is a JSON number, but not one a Double (nor ActivityKit) can hold.
+            throw EventDecodingError(code: .wrongType, field: fieldPath(key), expected: "a finite number", found: "a number out of range")
+        }
         return n.doubleValue
     }
 

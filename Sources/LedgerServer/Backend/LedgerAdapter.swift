@@ -277,7 +277,7 @@ public struct LedgerAdapter: LedgerBackend {
         do {
             return try JSONParser.parse(data)
         } catch {
-            throw LedgerBackendError.badInput(field: field, "malformed JSON: \(error)")
+            throw LedgerBackendError.malformedJSON(field: field, "malformed JSON: \(error)")
         }
     }
 

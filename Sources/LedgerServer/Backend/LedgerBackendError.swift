@@ -6,12 +6,14 @@ public struct LedgerBackendError: Error, Sendable, Hashable, CustomStringConvert
     /// The kind of refusal.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         fileprivate enum Base: String, Sendable, Hashable {
-            case badInput, invalidEvent, notFound, conflict, unavailable
+            case badInput, malformedJSON, invalidEvent, notFound, conflict, unavailable
         }
         fileprivate let base: Base
 
         /// A parameter or document is malformed (400).
         public static let badInput = Code(base: .badInput)
+        /// A body that is not JSON at all (400).
+        public static let malformedJSON = Code(base: .malformedJSON)
         /// A well-formed event or document the ledger refuses in the domain (422).
         public static let invalidEvent = Code(base: .invalidEvent)
         /// No such activity, update or run for this app (404).
@@ -43,6 +45,11 @@ public struct LedgerBackendError: Error, Sendable, Hashable, CustomStringConvert
     /// A malformed parameter or document (400).
     public static func badInput(field: String, _ message: String) -> Self {
         Self(code: .badInput, message: message, field: field)
+    }
+
+    /// A body (or part of one, `field`) that does not parse as JSON (400).
+    public static func malformedJSON(field: String, _ message: String) -> Self {
+        Self(code: .malformedJSON, message: message, field: field)
     }
 
     /// Event number `index` (0-based, in request order) is refused; `field` is inside that event.

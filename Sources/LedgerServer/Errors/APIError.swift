@@ -79,16 +79,19 @@ struct APIError: Error, Sendable, HTTPResponseError {
 extension APIError {
     /// The response for a ledger refusal.
     init(_ error: LedgerBackendError) {
+        // Codes are those `Schemas/openapi.yaml` lists for `Error.code`, not the backend's own names.
         let status: HTTPResponse.Status
+        let code: String
         switch error.code {
-        case .badInput: status = .badRequest
-        case .invalidEvent: status = .unprocessableContent
-        case .notFound: status = .notFound
-        case .conflict: status = .conflict
-        case .unavailable: status = .serviceUnavailable
-        default: status = .internalServerError
+        case .badInput: (status, code) = (.badRequest, "badRequest")
+        case .malformedJSON: (status, code) = (.badRequest, "malformedJSON")
+        case .invalidEvent: (status, code) = (.unprocessableContent, "invalidEvent")
+        case .notFound: (status, code) = (.notFound, "notFound")
+        case .conflict: (status, code) = (.conflict, "conflict")
+        case .unavailable: (status, code) = (.serviceUnavailable, "unavailable")
+        default: (status, code) = (.internalServerError, "internal")
         }
-        self.init(status: status, code: error.code.description, message: error.message, field: error.field)
+        self.init(status: status, code: code, message: error.message, field: error.field)
         stream = error.stream
         expectedVersion = error.expectedVersion
         actualVersion = error.actualVersion
