@@ -39,6 +39,51 @@ struct ImportTests {
         #expect(try temp.ledger.store.lastPosition() == 0)
     }
 
+    /// An update line of exactly `bytes` bytes: `head`, then a content blob filling it up.
+    static func line(bytes: Int, head: String) -> String {
+        let tail = #""}},"timestamp":1}}"#
+        let start = head + #""data":{"content":{"state":{"blob":""#
+        return start + String(repeating: "x", count: bytes - start.utf8.count - tail.utf8.count) + tail
+    }
+
+    @Test("a line under the limit whose stored form (id, source, RFC 3339 time) is over it is refused on every way in")
+    func storedFormOverLimitRefused() async throws {
+        let temp = try TemporaryLedger()
+        let limit = temp.ledger.maxEventBytes
+        // Unix seconds and no id or source: the exported line is ~90 bytes longer than this one.
+        let short = Self.line(bytes: limit - 10, head: #"{"stream":"activity:R9","type":"update","at":0,"#)
+        #expect(short.utf8.count <= limit)
+        let path = try temp.write(valid + "\n" + short, to: "near.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path))
+        }
+        #expect(error?.line == 3)
+        #expect(error?.message.contains("as the ledger stores and exports it") == true, "\(String(describing: error))")
+        let appendError = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.append([try EventCodec.decode(short)])
+        }
+        #expect(appendError?.field == "events[0]")
+        #expect(try temp.ledger.store.lastPosition() == 0)
+    }
+
+    @Test("an event at the limit in its stored form is kept, and its export imports again")
+    func storedFormAtLimitRoundTrips() async throws {
+        let temp = try TemporaryLedger()
+        let limit = temp.ledger.maxEventBytes
+        let head = #"{"id":"00000000-0000-4000-8000-000000000009","stream":"activity:R9","type":"update","at":"2026-11-20T21:02:00.000Z","source":"server","#
+        let exact = Self.line(bytes: limit, head: head)
+        try await temp.ledger.append([try EventCodec.decode(exact)])
+        var exported: [String] = []
+        try temp.ledger.exportLines { line, _ in
+            exported.append(String(decoding: line, as: UTF8.self))
+            return true
+        }
+        #expect(exported.map(\.utf8.count) == [limit])
+        let copy = try TemporaryLedger()
+        let summary = try await copy.ledger.importJSONLines(try JSONLinesReader(path: try copy.write(exported[0], to: "x.jsonl")))
+        #expect(summary.appended == 1)
+    }
+
     @Test("re-importing the same file appends nothing and keeps the positions")
     func reimportIsIdempotent() async throws {
         let temp = try TemporaryLedger()

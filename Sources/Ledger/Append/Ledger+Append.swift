@@ -30,7 +30,13 @@ extension Ledger {
         if let app { try checkOwnership(of: events, app: app) }
         // Compressed here, on the caller's thread: concurrent appenders compress in parallel and the writer
         // only hashes and inserts.
-        let batch = AppendBatch(events: store.precompressed(events.map(Self.newEvent)), expected: expected)
+        let stored = events.map(Self.newEvent)
+        for index in events.indices {
+            if let size = Self.exportedSizeOver(maxEventBytes, events[index], stored: stored[index]) {
+                throw Self.oversize(size, limit: maxEventBytes, field: "events[\(index)]")
+            }
+        }
+        let batch = AppendBatch(events: store.precompressed(stored), expected: expected)
         projector.handOver(events, app: app)
         do {
             let result = try await store.append(batch)

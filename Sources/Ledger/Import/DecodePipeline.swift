@@ -103,6 +103,9 @@ final class DecodePipeline: @unchecked Sendable {
                 let event = try decode(line, lineNumber: reader.lineNumber)
                 batch.events.append(event)
                 var stored = Ledger.newEvent(event)
+                if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
+                    throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
+                }
                 stored.precompressed = precompressor.compress(stored.payload)
                 batch.stored.append(stored)
                 batch.lines.append(reader.lineNumber)
