@@ -12,7 +12,9 @@ struct RawEventChunk: Sendable {
         var version: Int64
         var at: Int64
         var recordedAt: Int64
-        var dictionary: DecompressionDictionary?
+        /// Index into the chunk's `dictionaries`, -1 for none: a reference per row would make both threads
+        /// write the same reference count, 512 times a chunk.
+        var dictionary: Int32
         var idIsBlob: Bool
         var idCount: Int
         var typeCount: Int
@@ -22,6 +24,7 @@ struct RawEventChunk: Sendable {
 
     private var rows: [Row] = []
     private var bytes: [UInt8] = []
+    private var dictionaries: [DecompressionDictionary] = []
     /// The row after `rows` could not be read (its stream or dictionary is missing); no chunk follows.
     private var failure: RowDecodingError?
     /// True when no chunk follows this one: the statement has no row left, or a row failed.
@@ -40,7 +43,7 @@ struct RawEventChunk: Sendable {
         let expected = min(capacity, ScanPipeline.chunkRows)
         chunk.rows.reserveCapacity(expected)
         chunk.bytes.reserveCapacity(expected * 160)
-        var lastDictionary: (id: Int64, dictionary: DecompressionDictionary)?
+        var lastDictionary: (id: Int64, index: Int32)?
         while chunk.rows.count < capacity {
             guard try statement.stepRow(db) else {
                 chunk.isLast = true
@@ -49,7 +52,7 @@ struct RawEventChunk: Sendable {
             let position = statement.int64(at: 0)
             let streamID = statement.int64(at: 1)
             let stream: String
-            var dictionary: DecompressionDictionary?
+            var dictionary: Int32 = -1
             do {
                 if let known = names[streamID] {
                     stream = known
@@ -60,11 +63,11 @@ struct RawEventChunk: Sendable {
                 }
                 if let id = statement.optionalInt64(at: 7) {
                     if let last = lastDictionary, last.id == id {
-                        dictionary = last.dictionary
+                        dictionary = last.index
                     } else {
-                        let loaded = try loader.loaded(id, db: db)
-                        lastDictionary = (id, loaded)
-                        dictionary = loaded
+                        chunk.dictionaries.append(try loader.loaded(id, db: db))
+                        dictionary = Int32(chunk.dictionaries.count - 1)
+                        lastDictionary = (id, dictionary)
                     }
                 }
             } catch let error as StoreError {
@@ -107,7 +110,8 @@ struct RawEventChunk: Sendable {
                 let type = String(decoding: take(row.typeCount), as: UTF8.self)
                 let payload: [UInt8]
                 do {
-                    payload = try decoder.decompress(take(row.payloadCount), using: row.dictionary)
+                    let dictionary = row.dictionary < 0 ? nil : dictionaries[Int(row.dictionary)]
+                    payload = try decoder.decompress(take(row.payloadCount), using: dictionary)
                 } catch {
                     let storeError = error as? StoreError ?? StoreError(.corruptPayload, "\(error)")
                     return (events, RowDecodingError(position: row.position, error: storeError))
