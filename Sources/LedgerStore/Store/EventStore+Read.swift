@@ -32,8 +32,11 @@ extension EventStore {
         }
     }
 
-    /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds. A long scan decompresses on a
-    /// second thread (`ScanPipeline`); `body` is always called on the caller's thread, in position order.
+    /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds; `body` is always called on the
+    /// caller's thread, in position order. A scan of a few thousand events decompresses on a second thread
+    /// (`ScanPipeline`); a longer one is read by two threads on connections of their own (`ParallelScan`), which
+    /// relies on events never being changed in place: rows the caller's transaction appended are read on its
+    /// own connection.
     public func forEachEvent(in db: Database, after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
         try forEachEvent(in: db, after: position, transform: { _ in () }) { event, _ in try body(event) }
     }
@@ -45,9 +48,16 @@ extension EventStore {
         in db: Database, after position: Int64, transform: @escaping @Sendable (RecordedEvent) throws -> T,
         _ body: (RecordedEvent, T) throws -> Bool
     ) throws {
-        let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
-        statement.bind(position, at: 1)
         do {
+            let last = try lastPosition(in: db)
+            let blocks = ParallelScan.leadingBlocks + ParallelScan.minimumReaderBlocks
+            if last - position >= Int64(blocks) * ParallelScan.blockRows {
+                try ParallelScan.run(
+                    path: pool.path, db: db, after: position, last: last, decoders: decoders, transform: transform, body)
+                return
+            }
+            let statement = try db.makeStatement(sql: EventReader.columns + " WHERE e.position > ? ORDER BY e.position")
+            statement.bind(position, at: 1)
             try decoders.withHandle { decoder in
                 try ScanPipeline.run(statement, db: db, decoder: decoder, transform: transform, body)
             }
