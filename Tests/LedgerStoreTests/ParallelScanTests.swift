@@ -123,6 +123,36 @@ struct ParallelScanTests {
         #expect(Self.isRun(scanned, 1...9_000), "\(scanned.count) positions")
     }
 
+    @Test("verify over the reading connections names a changed byte, a deleted row and an undecodable row exactly", arguments: [2, 3_000, 8_999])
+    func verifyNamesDamage(position: Int64) async throws {
+        let fixture = try await Self.filled()
+        let before = try fixture.store.verify()
+        #expect(before.ok && before.checked == Int64(Self.count))
+        let digest = try await fixture.store.pool.read { (db) throws in
+            try #require(try fixture.store.events(in: db, positions: [position - 1]).first).hash
+        }
+        try await fixture.store.pool.write { (db) throws in
+            var payload = try #require(
+                try Data.fetchOne(db, sql: "SELECT payload FROM events WHERE position = ?", arguments: [position]))
+            payload[payload.startIndex + payload.count / 2] ^= 0x01
+            try db.execute(sql: "UPDATE events SET payload = ? WHERE position = ?", arguments: [payload, position])
+        }
+        let changed = try fixture.store.verify()
+        #expect(changed.firstBadPosition == position && changed.checked == position - 1, "\(changed)")
+        // The log before the damage is still proven unchanged by a digest taken there.
+        #expect(try fixture.store.verify(upTo: Digest(position: position - 1, hash: digest)).ok)
+        try await fixture.store.pool.write { (db) throws in
+            try db.execute(sql: "UPDATE events SET payload = X'28B52FFD2010FFFF' WHERE position = ?", arguments: [position])
+        }
+        let undecodable = try fixture.store.verify()
+        #expect(undecodable.firstBadPosition == position && undecodable.reason?.contains("does not decode") == true, "\(undecodable)")
+        try await fixture.store.pool.write { (db) throws in
+            try db.execute(sql: "DELETE FROM events WHERE position = ?", arguments: [position])
+        }
+        let missing = try fixture.store.verify()
+        #expect(missing.firstBadPosition == position && missing.reason?.contains("missing") == true, "\(missing)")
+    }
+
     @Test("a transform pairs each event with its own value, and its error comes in order", arguments: [7, 6_100])
     func transform(failing: Int64) async throws {
         struct Unparsable: Error { var position: Int64 }

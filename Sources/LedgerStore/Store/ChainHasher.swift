@@ -26,6 +26,31 @@ struct ChainHasher {
         return Array(SHA256.hash(data: buffer))
     }
 
+    /// The SHA-256 state after every field of a row but the previous hash, which comes last: `verify` computes it
+    /// beside the reading (any thread) and only `finish`es it in chain order.
+    static func prefix(_ event: RecordedEvent) -> SHA256 {
+        var hasher = ChainHasher()
+        hasher.append(event.position)
+        hasher.append(event.stream)
+        hasher.append(event.version)
+        hasher.append(event.id)
+        hasher.append(event.type)
+        hasher.append(event.at)
+        hasher.append(event.recordedAt)
+        hasher.append(UInt32(event.payload.count))
+        hasher.buffer.append(contentsOf: event.payload)
+        var state = SHA256()
+        state.update(data: hasher.buffer)
+        return state
+    }
+
+    /// The row's hash from its `prefix` state and the previous row's hash.
+    static func finish(_ prefix: SHA256, previous: [UInt8]) -> [UInt8] {
+        var state = prefix
+        state.update(data: previous)
+        return Array(state.finalize())
+    }
+
     private mutating func append(_ value: Int64) {
         withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import GRDB
 
 extension EventStore {
@@ -21,16 +22,24 @@ extension EventStore {
             let last = try lastPosition(in: db)
             let limit = min(digest?.position ?? last, last)
             var checker = ChainChecker()
-            let statement = try db.makeStatement(
-                sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
-            statement.bind(limit, at: 1)
-            // Decompression runs on the scan's second thread; hashing stays here, in chain order.
+            // Reading, decompression and all of each row's hash but its last 32 bytes (the previous hash) run
+            // beside this thread (`ChainHasher.prefix`); here each hash is finished in chain order.
+            let check = { (event: RecordedEvent, prefix: SHA256) -> Bool in
+                let ok = checker.check(event, prefix: prefix)
+                if ok, checker.checked % 65_536 == 0 { progress?(checker.checked, limit) }
+                return ok
+            }
             do {
-                try decoders.withHandle { decoder in
-                    try ScanPipeline.run(statement, db: db, decoder: decoder) { event in
-                        let ok = checker.check(event)
-                        if ok, checker.checked % 65_536 == 0 { progress?(checker.checked, limit) }
-                        return ok
+                if limit >= Int64(ParallelScan.leadingBlocks + ParallelScan.minimumReaderBlocks) * ParallelScan.blockRows {
+                    try ParallelScan.run(
+                        path: pool.path, db: db, after: 0, last: limit, decoders: decoders, transform: ChainHasher.prefix,
+                        check)
+                } else {
+                    let statement = try db.makeStatement(
+                        sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
+                    statement.bind(limit, at: 1)
+                    try decoders.withHandle { decoder in
+                        try ScanPipeline.run(statement, db: db, decoder: decoder, transform: ChainHasher.prefix, check)
                     }
                 }
             } catch let error as RowDecodingError {
@@ -61,19 +70,14 @@ extension EventStore {
 
 /// Walks rows in position order and checks each against its predecessor.
 struct ChainChecker {
-    private var hasher = ChainHasher()
     private(set) var checked: Int64 = 0
     private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
 
-    mutating func check(_ event: RecordedEvent) -> Bool {
+    /// Checks `event` against its predecessor; `prefix` is `ChainHasher.prefix(event)`.
+    mutating func check(_ event: RecordedEvent, prefix: SHA256) -> Bool {
         let expected = report.lastGood.position + 1
         guard event.position == expected else { return fail(expected, "row \(expected) is missing") }
-        let computed = event.payload.withUnsafeBytes { payload in
-            hasher.hash(
-                position: event.position, stream: event.stream, version: event.version, id: event.id,
-                type: event.type, at: event.at, recordedAt: event.recordedAt, payload: payload,
-                previous: report.lastGood.hash)
-        }
+        let computed = ChainHasher.finish(prefix, previous: report.lastGood.hash)
         guard computed == event.hash else { return fail(expected, "row \(expected) does not match its hash") }
         checked += 1
         report.checked = checked
