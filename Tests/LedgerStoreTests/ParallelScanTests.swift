@@ -6,9 +6,12 @@ import Testing
 
 /// Scans of more than 12 blocks of 512 positions are read by two threads on connections of their own
 /// (`ParallelScan`); these logs are long enough for that, with a last block that is not full.
-@Suite("Scanning a long log on two reading connections")
+///
+/// Serialized: each test blocks a thread of Swift's cooperative pool (two here) while it scans, and the HTTP
+/// suites' long-poll timings need that pool.
+@Suite("Scanning a long log on two reading connections", .serialized)
 struct ParallelScanTests {
-    static let count = 9_000
+    static let count = 7_000
 
     /// A store of `count` corpus events; a dictionary is trained after the first 2000.
     static func filled(count: Int = count) async throws -> StoreFixture {
@@ -54,14 +57,14 @@ struct ParallelScanTests {
         #expect(same, "the scan differs from point reads")
     }
 
-    @Test("a scan starts right after the given position", arguments: [1, 511, 512, 513, 2_049, 2_855])
+    @Test("a scan starts right after the given position", arguments: [1, 513, 2_049, 855])
     func startsAfter(position: Int64) async throws {
         let fixture = try await Self.filled()
         let positions = try Self.positions(fixture.store, after: position)
         #expect(Self.isRun(positions, (position + 1)...Int64(Self.count)), "\(positions.count) positions")
     }
 
-    @Test("a scan stops when the body says so, before, at and after the readers start", arguments: [1, 2_048, 2_049, 2_600, 5_000, 8_999])
+    @Test("a scan stops when the body says so, before, at and after the readers start", arguments: [1, 2_049, 2_600, 6_999])
     func stopsEarly(after wanted: Int) async throws {
         let fixture = try await Self.filled()
         var seen = 0
@@ -72,7 +75,7 @@ struct ParallelScanTests {
         #expect(seen == wanted)
     }
 
-    @Test("a payload that does not decompress throws naming its position, after every earlier event", arguments: [3, 4_000, 8_999])
+    @Test("a payload that does not decompress throws naming its position, after every earlier event", arguments: [3, 6_999])
     func corruptPayload(position: Int64) async throws {
         let fixture = try await Self.filled()
         try await fixture.store.pool.write { (db) throws in
@@ -93,7 +96,7 @@ struct ParallelScanTests {
     func missingStream() async throws {
         let fixture = try await Self.filled()
         let (position, stream) = try await fixture.store.pool.write { (db) throws -> (Int64, Int64) in
-            let row = try #require(try Row.fetchOne(db, sql: "SELECT position, stream FROM events WHERE position > 6000 LIMIT 1"))
+            let row = try #require(try Row.fetchOne(db, sql: "SELECT position, stream FROM events WHERE position > 5000 LIMIT 1"))
             let stream: Int64 = row[1]
             let first = try Int64.fetchOne(db, sql: "SELECT min(position) FROM events WHERE stream = ?", arguments: [stream]) ?? 0
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
@@ -110,8 +113,8 @@ struct ParallelScanTests {
 
     @Test("rows the caller's transaction wrote and has not committed are read on its own connection")
     func uncommittedRowsAreScanned() async throws {
-        let fixture = try await Self.filled(count: 3_000)
-        let more = Array(CorpusGenerator(seed: 35, activities: 400, eventsPerActivity: 20).prefix(6_000))
+        let fixture = try await Self.filled(count: 2_000)
+        let more = Array(CorpusGenerator(seed: 35, activities: 400, eventsPerActivity: 20).prefix(5_000))
         let scanned = try await fixture.store.importTransaction { session -> [Int64] in
             for start in stride(from: 0, to: more.count, by: 1_000) {
                 _ = try session.append(AppendBatch(events: more[start..<(start + 1_000)].map(Self.newEvent)))
@@ -120,10 +123,10 @@ struct ParallelScanTests {
             try fixture.store.forEachEvent(in: session.db, after: 0) { positions.append($0.position); return true }
             return positions
         }
-        #expect(Self.isRun(scanned, 1...9_000), "\(scanned.count) positions")
+        #expect(Self.isRun(scanned, 1...7_000), "\(scanned.count) positions")
     }
 
-    @Test("verify over the reading connections names a changed byte, a deleted row and an undecodable row exactly", arguments: [2, 3_000, 8_999])
+    @Test("verify over the reading connections names a changed byte, a deleted row and an undecodable row exactly", arguments: [2, 6_500])
     func verifyNamesDamage(position: Int64) async throws {
         let fixture = try await Self.filled()
         let before = try fixture.store.verify()
