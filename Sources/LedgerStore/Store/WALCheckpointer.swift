@@ -41,17 +41,11 @@ final class WALCheckpointer: Sendable {
     private let thresholds: Thresholds
     private let queue = DispatchQueue(label: "LedgerStore.checkpoint", qos: .utility)
     private let state = Mutex(State())
-    /// The background connection, opened on first use; only touched on `queue` (and in deinit).
-    nonisolated(unsafe) private var connection: OpaquePointer?
 
     init(path: String, synchronous: String, thresholds: Thresholds) {
         self.path = path
         self.synchronous = synchronous
         self.thresholds = thresholds
-    }
-
-    deinit {
-        if let connection { sqlite3_close_v2(connection) }
     }
 
     /// Turns the writer's automatic checkpoint off and hooks its commits. Call on the writer connection.
@@ -95,8 +89,11 @@ final class WALCheckpointer: Sendable {
         var log: Int32 = 0
         var copied: Int32 = 0
         var code = SQLITE_ERROR
-        if let connection = openedConnection() {
+        if let connection = openConnection() {
             code = sqlite3_wal_checkpoint_v2(connection, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
+            // Closed again at once (a checkpoint is due every few MB): a connection left open would outlive the
+            // pool's, and SQLite removes the `-wal` and `-shm` files only when the last connection closes.
+            sqlite3_close_v2(connection)
         }
         state.withLock { state in
             state.scheduled = false
@@ -105,9 +102,8 @@ final class WALCheckpointer: Sendable {
         }
     }
 
-    /// The background connection (read-write, same `synchronous` as the store), or nil if it cannot open.
-    private func openedConnection() -> OpaquePointer? {
-        if let connection { return connection }
+    /// A connection for one checkpoint (read-write, same `synchronous` as the store), or nil if it cannot open.
+    private func openConnection() -> OpaquePointer? {
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         guard sqlite3_open_v2(path, &opened, flags, nil) == SQLITE_OK, let opened,
@@ -116,7 +112,6 @@ final class WALCheckpointer: Sendable {
             sqlite3_close_v2(opened)
             return nil
         }
-        connection = opened
         return opened
     }
 }
