@@ -23,6 +23,8 @@ struct AuthenticationTests {
             #expect(try await client.get("/v1/activities", key: "al_notakey").status == 401)
             #expect(try await client.get("/v1/activities", key: service.revoked).status == 401)
             #expect(try await client.get("/v1/activities", key: service.read).status == 200)
+            // Extra spaces or a tab between "Bearer" and the key are not part of it.
+            #expect(try await client.get("/v1/activities", key: "  \t\(service.read)").status == 200)
         }
     }
 

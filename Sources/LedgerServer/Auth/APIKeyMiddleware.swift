@@ -38,7 +38,10 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return parts[1].trimmingCharacters(in: .whitespaces)
+                // Spaces and tabs around the key (Foundation's trimmingCharacters cost 2 % of a single append).
+                var key = parts[1].drop { $0 == " " || $0 == "\t" }
+                while let last = key.last, last == " " || last == "\t" { key = key.dropLast() }
+                return String(key)
             }
             return nil
         }
