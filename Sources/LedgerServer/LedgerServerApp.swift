@@ -40,6 +40,10 @@ public enum LedgerServerApp: Sendable {
         )
     }
 
+    /// For `LoggingSystem.bootstrap`: log lines written while a request is handled carry `ledger.app` and
+    /// `ledger.key` (the caller's API key id, never the secret).
+    public static var logMetadataProvider: Logger.MetadataProvider { Caller.metadataProvider }
+
     /// Runs the service until SIGTERM or SIGINT, then stops accepting connections and lets in-flight
     /// requests (and so in-flight appends) finish before returning.
     public static func run(

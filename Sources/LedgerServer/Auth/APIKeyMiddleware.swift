@@ -26,9 +26,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
                 "API key \(key.id) lacks scope '\(scope.rawValue)' (has \(key.scopes.sorted().map(\.rawValue).joined(separator: ",")))"
             )
         }
-        var context = context
-        context.logger[metadataKey: "ledger.app"] = .string(key.app)
-        context.logger[metadataKey: "ledger.key"] = .string(key.id)
+        // The logs name the app and key through `Caller.metadataProvider`.
         return try await Caller.$key.withValue(key) {
             try await next(request, context)
         }

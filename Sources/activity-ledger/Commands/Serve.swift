@@ -59,11 +59,11 @@ struct Serve: AsyncParsableCommand {
         guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
 
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+        LoggingSystem.bootstrap({ label, metadataProvider in
+            var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
             handler.logLevel = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
             return handler
-        }
+        }, metadataProvider: LedgerServerApp.logMetadataProvider)
         let logger = Logger(label: "activity-ledger.serve")
         let keys = try APIKeyStore(path: db)
         let backend = try makeBackend(path: db, durability: durability, logger: logger)
