@@ -15,29 +15,31 @@ extension Ledger {
     /// readers see the old tables until the commit, then the new ones; appends wait for the swap.
     public func rebuild(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
         let started = Self.now()
-        let shadow = ActivityProjector(tables: .shadow)
         let (events, activities) = try await store.pool.write { db -> (Int64, Int64) in
             try Self.createShadowTables(db)
             let last = try store.lastPosition(in: db)
-            var chunk: [RecordedEvent] = []
-            var decoded: [LedgerEvent] = []
-            chunk.reserveCapacity(4096)
-            decoded.reserveCapacity(4096)
+            var batch = ProjectionBatch(db: db, tables: .shadow)
             var count: Int64 = 0
-            // Payloads are decompressed and parsed beside the reading (ScanPipeline); this thread reads and projects.
-            try store.forEachEvent(in: db, after: 0, transform: ActivityProjector.decode) { event, parsed in
-                chunk.append(event)
-                decoded.append(parsed)
+            var position: Int64 = 0
+            var held = 0
+            // Payloads are decompressed and decoded beside the reading (ScanPipeline), straight into what the
+            // projection reads (`ProjectionDecoder`); this thread reads and projects. Activity rows stay in memory
+            // across the whole scan up to a bound, so most are read never and written once.
+            try store.forEachEvent(in: db, after: 0, transform: ProjectionDecoder.decode) { event, decoded in
+                try batch.apply(decoded, position: event.position)
+                position = event.position
                 count += 1
-                if chunk.count == 4096 {
-                    try shadow.apply(chunk, decoded: decoded, db: db)
-                    chunk.removeAll(keepingCapacity: true)
-                    decoded.removeAll(keepingCapacity: true)
-                    progress?(count, last)
+                // Rows may keep their content state's payload: bound both the rows and the payload bytes.
+                held += event.payload.count
+                if batch.pendingRows >= Self.rebuildRowsInMemory || held >= Self.rebuildPayloadBytesInMemory {
+                    try batch.flush()
+                    held = 0
                 }
+                if count % 4096 == 0 { progress?(count, last) }
                 return true
             }
-            try shadow.apply(chunk, decoded: decoded, db: db)
+            try batch.flush()
+            if count > 0 { try ActivityProjector.savePosition(position, tables: .shadow, db: db) }
             progress?(count, last)
             for (live, mine) in ProjectionTables.shadow.all {
                 try db.execute(sql: "DELETE FROM \(live)")
@@ -50,6 +52,11 @@ extension Ledger {
         let seconds = Double(Self.now().milliseconds - started.milliseconds) / 1000
         return RebuildSummary(events: events, activities: activities, seconds: seconds)
     }
+
+    /// Activity rows a rebuild keeps in memory before writing them out (under 1 KB each, plus a payload).
+    static let rebuildRowsInMemory = 16_384
+    /// Payload bytes applied since the last write-out, an upper bound on what held rows keep alive.
+    static let rebuildPayloadBytesInMemory = 32 << 20
 
     /// The projection tables under their shadow names, without indexes (rows are copied into the live tables,
     /// whose indexes stay in place).

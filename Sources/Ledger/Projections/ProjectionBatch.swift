@@ -15,30 +15,33 @@ struct ProjectionBatch {
         self.tables = tables
     }
 
-    mutating func apply(_ event: LedgerEvent, position: Int64) throws {
-        let at = event.at.milliseconds
+    /// Activity rows held in memory, to be written by `flush`.
+    var pendingRows: Int { rows.count }
+
+    mutating func apply(_ event: ProjectionEvent, position: Int64) throws {
+        let at = event.at
         switch event.stream.kind {
         case .activity:
             try applyToActivity(event, id: event.stream.id, position: position, at: at)
         case .channel:
             try applyToChannel(event, channel: event.stream.id, at: at)
         case .installation:
-            if case .startToken(let data) = event.data {
+            if case .startToken(let token) = event.body {
                 try db.cachedStatement(
                     sql: """
                         INSERT INTO \(tables.startTokens) (installation, token, at) VALUES (?, ?, ?)
                         ON CONFLICT (installation, token) DO UPDATE SET at = min(at, excluded.at)
                         """
-                ).execute(arguments: [event.stream.id, data.token, at])
+                ).execute(arguments: [event.stream.id, token, at])
             }
         }
     }
 
-    private mutating func applyToActivity(_ event: LedgerEvent, id: String, position: Int64, at: Int64) throws {
+    private mutating func applyToActivity(_ event: ProjectionEvent, id: String, position: Int64, at: Int64) throws {
         var row = try summary(id)
         row.count(position: position, at: at)
-        if case .reconcile = event.data {} else { row.noteFact(at: at) }
-        switch event.data {
+        if case .reconcile = event.body {} else { row.noteFact(at: at) }
+        switch event.body {
         case .request(let request):
             row.applyRequest(request, at: at)
             row.requests += 1
@@ -46,22 +49,22 @@ struct ProjectionBatch {
             if case .channel(let channel)? = request.pushType {
                 try addMember(channel: channel, activity: id, since: at)
             }
-        case .token(let data):
-            row.applyToken(data.token, at: at, position: position)
+        case .token(let token):
+            row.applyToken(token, at: at, position: position)
             try db.cachedStatement(
                 sql: """
                     INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
                     ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
                     """
-            ).execute(arguments: [data.token, id, at])
-        case .update(let update):
-            row.applyContent(update.content, timestamp: update.timestamp)
-            row.noteSent(update.content, timestamp: update.timestamp, at: at, position: position)
+            ).execute(arguments: [token, id, at])
+        case .update(let content, let timestamp):
+            row.applyContent(content, timestamp: timestamp)
+            row.noteSent(content, timestamp: timestamp, at: at, position: position)
         case .end(let end):
             row.applyEnd(end, at: at, source: event.source)
             if let content = end.content { row.noteSent(content, timestamp: end.timestamp, at: at, position: position) }
-        case .dismiss(let dismiss):
-            row.applyDismiss(by: dismiss.by, at: at)
+        case .dismiss(let by):
+            row.applyDismiss(by: by, at: at)
         case .push(let push):
             try recordDeath(push, at: at)
             if !push.isSuccess { row.noteDoubt(.failedPush) }
@@ -76,14 +79,14 @@ struct ProjectionBatch {
     }
 
     /// Channel updates and ends reach every activity subscribed at that time.
-    private mutating func applyToChannel(_ event: LedgerEvent, channel: String, at: Int64) throws {
-        switch event.data {
-        case .subscribe(let subscribe):
-            try addMember(channel: channel, activity: subscribe.activity, since: at)
-        case .update(let update):
+    private mutating func applyToChannel(_ event: ProjectionEvent, channel: String, at: Int64) throws {
+        switch event.body {
+        case .subscribe(let activity):
+            try addMember(channel: channel, activity: activity, since: at)
+        case .update(let content, let timestamp):
             for member in try members(of: channel, at: at) {
                 var row = try summary(member)
-                row.applyContent(update.content, timestamp: update.timestamp)
+                row.applyContent(content, timestamp: timestamp)
                 rows[member] = row
             }
         case .end(let end):
@@ -98,9 +101,9 @@ struct ProjectionBatch {
     }
 
     /// A 410 kills its token from the APNs timestamp (or the push's own time).
-    private func recordDeath(_ push: PushData, at: Int64) throws {
+    private func recordDeath(_ push: ProjectionEvent.Push, at: Int64) throws {
         guard push.status == 410, let token = push.token else { return }
-        let from = push.apnsTimestamp?.milliseconds ?? at
+        let from = push.apnsTimestamp ?? at
         try db.cachedStatement(
             sql: "UPDATE \(tables.tokens) SET dead_at = min(coalesce(dead_at, ?), ?) WHERE token = ?"
         ).execute(arguments: [from, from, token])
@@ -129,9 +132,11 @@ struct ProjectionBatch {
         return row
     }
 
-    func flush() throws {
+    /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
+    mutating func flush() throws {
         for row in rows.values {
             try SummaryRow.write(row, db, table: tables.activities)
         }
+        rows.removeAll(keepingCapacity: true)
     }
 }

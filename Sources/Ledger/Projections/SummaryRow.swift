@@ -59,7 +59,7 @@ enum SummaryRow {
             s.startAt, s.token, s.tokenAt, s.tokenPosition, s.endedAt, s.endedBy, s.endPolicy, s.endPolicyDate,
             s.dismissedAt, s.dismissedBy, s.contentTimestamp, s.staleAt, s.events, s.firstPosition,
             s.lastPosition, s.lastAt, s.factsAt, s.intendedAt, s.intendedPosition,
-            s.intendedState.map { NightlyFacts.hash($0) } ?? s.intendedHash, s.requests, s.doubts,
+            s.intendedState?.hash ?? s.intendedHash, s.requests, s.doubts,
         ]
         try statement.execute(arguments: StatementArguments(values))
     }
