@@ -21,7 +21,6 @@ extension Ledger {
             var batch = ProjectionBatch(db: db, tables: .shadow)
             var count: Int64 = 0
             var position: Int64 = 0
-            var held = 0
             // Payloads are decompressed and decoded beside the reading (ScanPipeline), straight into what the
             // projection reads (`ProjectionDecoder`); this thread reads and projects. Activity rows stay in memory
             // across the whole scan up to a bound, so most are read never and written once.
@@ -29,11 +28,9 @@ extension Ledger {
                 try batch.apply(decoded, position: event.position)
                 position = event.position
                 count += 1
-                // Rows may keep their content state's payload: bound both the rows and the payload bytes.
-                held += event.payload.count
-                if batch.pendingRows >= Self.rebuildRowsInMemory || held >= Self.rebuildPayloadBytesInMemory {
+                // Rows may keep their content state's payload: bound both the rows and those bytes.
+                if batch.pendingRows >= Self.rebuildRowsInMemory || batch.heldBytes >= Self.rebuildHeldBytes {
                     try batch.flush()
-                    held = 0
                 }
                 if count % 4096 == 0 { progress?(count, last) }
                 return true
@@ -54,9 +51,9 @@ extension Ledger {
     }
 
     /// Activity rows a rebuild keeps in memory before writing them out (under 1 KB each, plus a payload).
-    static let rebuildRowsInMemory = 16_384
-    /// Payload bytes applied since the last write-out, an upper bound on what held rows keep alive.
-    static let rebuildPayloadBytesInMemory = 32 << 20
+    static let rebuildRowsInMemory = 32_768
+    /// Payload bytes the held rows may keep alive before they are written out.
+    static let rebuildHeldBytes = 48 << 20
 
     /// The projection tables under their shadow names, without indexes (rows are copied into the live tables,
     /// whose indexes stay in place).

@@ -1,4 +1,5 @@
 import ActivityModel
+import Foundation
 
 /// Field values as `FieldReader` reads them: JSON `null` is absent, times are RFC 3339 or Unix seconds, numbers
 /// are read through `JSONNumber` exactly as the full decoder does. A value of the wrong kind is unusual.
@@ -30,6 +31,27 @@ extension PayloadReader {
         return try scanner.string()
     }
 
+    /// A string whose value is not needed: checked (escapes allowed), not made; its content's range.
+    @discardableResult
+    mutating func validateString() throws(UnusualPayload) -> Range<Int>? {
+        if try scanner.null() { return nil }
+        guard scanner.current == UInt8(ascii: "\"") else { throw UnusualPayload() }
+        return try scanner.stringRange(allowEscapes: true)
+    }
+
+    /// `source`, most frequent first (the generic enum lookup showed in rebuild profiles).
+    mutating func optionalSource() throws(UnusualPayload) -> Source? {
+        guard let text = try optionalString() else { return nil }
+        switch text {
+        case "server": return .server
+        case "apns": return .apns
+        case "device": return .device
+        case "app": return .app
+        case "ledger": return .ledger
+        default: throw UnusualPayload()
+        }
+    }
+
     mutating func optionalEnum<E: RawRepresentable>(_: E.Type) throws(UnusualPayload) -> E? where E.RawValue == String {
         guard let text = try optionalString() else { return nil }
         guard let value = E(rawValue: text) else { throw UnusualPayload() }
@@ -43,6 +65,7 @@ extension PayloadReader {
     }
 
     mutating func optionalInt() throws(UnusualPayload) -> Int64? {
+        if let plain = scanner.plainInteger() { return plain }
         guard let number = try optionalNumber() else { return nil }
         guard let int = number.int64Value else { throw UnusualPayload() }
         return int
@@ -163,7 +186,7 @@ struct Seen {
     /// Index of `key` in `fields`, or -1 when it is not one of them; unusual when given before.
     mutating func field(_ key: UnsafeBufferPointer<UInt8>, _ fields: [StaticString]) throws(UnusualPayload) -> Int {
         for (index, name) in fields.enumerated() where name.utf8CodeUnitCount == key.count {
-            if key.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) {
+            if key.count == 0 || memcmp(key.baseAddress!, name.utf8Start, key.count) == 0 {
                 let bit: UInt64 = 1 << UInt64(index)
                 if bits & bit != 0 { throw UnusualPayload() }
                 bits |= bit

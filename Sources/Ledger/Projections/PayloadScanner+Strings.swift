@@ -21,6 +21,15 @@ extension PayloadScanner {
         var escaped = false
         var size = 2
         while index < bytes.count {
+            // Plain ASCII runs first, in a tight loop: most of a payload's bytes.
+            let run = index
+            while index < bytes.count {
+                let plain = bytes[index]
+                guard plain >= 0x20, plain < 0x80, plain != UInt8(ascii: "\""), plain != UInt8(ascii: "\\") else { break }
+                index += 1
+            }
+            size += index - run
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
@@ -31,9 +40,6 @@ extension PayloadScanner {
                 size += try escape()
             } else if byte < 0x20 {
                 throw UnusualPayload()
-            } else if byte < 0x80 {
-                index += 1
-                size += 1
             } else {
                 size += try utf8Sequence()
             }

@@ -92,6 +92,37 @@ struct PayloadScanner {
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
     }
 
+    /// A number written as up to 17 plain digits (optionally negative) and nothing else, consumed; its value is
+    /// what `JSONNumber.int64Value` gives. Nil, nothing consumed, for any other value or form.
+    mutating func plainInteger() -> Int64? {
+        var end = index
+        let negative = current == UInt8(ascii: "-")
+        if negative { end += 1 }
+        let digits = end
+        var value: Int64 = 0
+        while end < bytes.count, isDigit(bytes[end]), end - digits < 18 {
+            value = value * 10 + Int64(bytes[end] &- UInt8(ascii: "0"))
+            end += 1
+        }
+        let count = end - digits
+        guard count > 0, count < 18, !(count > 1 && bytes[digits] == UInt8(ascii: "0")) else { return nil }
+        if end < bytes.count {
+            switch bytes[end] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+            default: break
+            }
+        }
+        index = end
+        return negative ? -value : value
+    }
+
+    /// The text of `range` (a string's content, as `stringRange` returned it); unusual when it has escapes.
+    func text(_ range: Range<Int>) throws(UnusualPayload) -> String {
+        let slice = UnsafeBufferPointer(rebasing: bytes[range])
+        if slice.contains(UInt8(ascii: "\\")) { throw UnusualPayload() }
+        return String(decoding: slice, as: UTF8.self)
+    }
+
     // MARK: Skipping with validation
 
     /// Skips any value at nesting level `depth` (1 for a top-level value), returning its compact size.

@@ -17,6 +17,8 @@ struct ProjectionBatch {
 
     /// Activity rows held in memory, to be written by `flush`.
     var pendingRows: Int { rows.count }
+    /// Payload bytes the held rows keep alive (a rebuild's content states stay in their payloads).
+    private(set) var heldBytes = 0
 
     mutating func apply(_ event: ProjectionEvent, position: Int64) throws {
         let at = event.at
@@ -38,7 +40,29 @@ struct ProjectionBatch {
     }
 
     private mutating func applyToActivity(_ event: ProjectionEvent, id: String, position: Int64, at: Int64) throws {
-        var row = try summary(id)
+        // The other tables first: none of them depends on the activity's row.
+        switch event.body {
+        case .request(let request):
+            if case .channel(let channel)? = request.pushType {
+                try addMember(channel: channel, activity: id, since: at)
+            }
+        case .token(let token):
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
+                    ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
+                    """
+            ).execute(arguments: [token, id, at])
+        case .push(let push):
+            try recordDeath(push, at: at)
+        default:
+            break
+        }
+        try updateSummary(id) { row in Self.fold(event, into: &row, position: position, at: at) }
+    }
+
+    /// An event of the activity's own stream, folded into its row.
+    private static func fold(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) {
         row.count(position: position, at: at)
         if case .reconcile = event.body {} else { row.noteFact(at: at) }
         switch event.body {
@@ -46,17 +70,8 @@ struct ProjectionBatch {
             row.applyRequest(request, at: at)
             row.requests += 1
             row.noteIntended(request.content.state, at: at, position: position)
-            if case .channel(let channel)? = request.pushType {
-                try addMember(channel: channel, activity: id, since: at)
-            }
         case .token(let token):
             row.applyToken(token, at: at, position: position)
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
-                    ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
-                    """
-            ).execute(arguments: [token, id, at])
         case .update(let content, let timestamp):
             row.applyContent(content, timestamp: timestamp)
             row.noteSent(content, timestamp: timestamp, at: at, position: position)
@@ -66,7 +81,6 @@ struct ProjectionBatch {
         case .dismiss(let by):
             row.applyDismiss(by: by, at: at)
         case .push(let push):
-            try recordDeath(push, at: at)
             if !push.isSuccess { row.noteDoubt(.failedPush) }
         case .observe:
             row.noteDoubt(.observation)
@@ -75,7 +89,6 @@ struct ProjectionBatch {
         case .startToken, .reconcile:
             break
         }
-        rows[id] = row
     }
 
     /// Channel updates and ends reach every activity subscribed at that time.
@@ -85,15 +98,11 @@ struct ProjectionBatch {
             try addMember(channel: channel, activity: activity, since: at)
         case .update(let content, let timestamp):
             for member in try members(of: channel, at: at) {
-                var row = try summary(member)
-                row.applyContent(content, timestamp: timestamp)
-                rows[member] = row
+                try updateSummary(member) { row in row.applyContent(content, timestamp: timestamp) }
             }
         case .end(let end):
             for member in try members(of: channel, at: at) {
-                var row = try summary(member)
-                row.applyEnd(end, at: at, source: event.source)
-                rows[member] = row
+                try updateSummary(member) { row in row.applyEnd(end, at: at, source: event.source) }
             }
         default:
             break
@@ -125,11 +134,24 @@ struct ProjectionBatch {
         )
     }
 
-    private mutating func summary(_ id: String) throws -> ActivitySummary {
-        if let row = rows[id] { return row }
-        let row = try SummaryRow.fetch(db, table: tables.activities, activity: id) ?? ActivitySummary(activity: id)
-        rows[id] = row
-        return row
+    /// Changes an activity's row in place, reading it first if it is not held yet. Keeps `heldBytes`: the
+    /// payload bytes held rows keep alive through their intended content state.
+    private mutating func updateSummary(_ id: String, _ change: (inout ActivitySummary) -> Void) throws {
+        let index: Dictionary<String, ActivitySummary>.Index
+        if let held = rows.index(forKey: id) {
+            index = held
+        } else {
+            rows[id] = try SummaryRow.fetch(db, table: tables.activities, activity: id) ?? ActivitySummary(activity: id)
+            index = rows.index(forKey: id)!
+        }
+        heldBytes += Self.change(&rows.values[index], change)
+    }
+
+    /// Changes a row in place (no copy of it); the change in payload bytes it keeps alive.
+    private static func change(_ row: inout ActivitySummary, _ change: (inout ActivitySummary) -> Void) -> Int {
+        let before = row.intendedState?.storedBytes ?? 0
+        change(&row)
+        return (row.intendedState?.storedBytes ?? 0) - before
     }
 
     /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
@@ -138,5 +160,6 @@ struct ProjectionBatch {
             try SummaryRow.write(row, db, table: tables.activities)
         }
         rows.removeAll(keepingCapacity: true)
+        heldBytes = 0
     }
 }

@@ -17,10 +17,39 @@ enum ProjectionDecoder {
 
     /// The fast path alone: nil when it cannot decide.
     static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
-        guard let type = EventType(rawValue: recorded.type), let stream = StreamName(recorded.stream) else { return nil }
+        guard let type = eventType(recorded.type), let stream = streamName(recorded.stream) else { return nil }
         return recorded.payload.withUnsafeBufferPointer { buffer in
             var reader = PayloadReader(payload: recorded.payload, buffer: buffer)
             return try? reader.event(type: type, stream: stream, at: recorded.at)
+        }
+    }
+
+    /// `StreamName(_:)` without its generic lookups: kind before the first colon, a non-empty id after it.
+    static func streamName(_ name: String) -> StreamName? {
+        let utf8 = name.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let kind: StreamKind
+        switch name[..<colon] {
+        case "activity": kind = .activity
+        case "channel": kind = .channel
+        case "installation": kind = .installation
+        default: return nil
+        }
+        let id = String(decoding: utf8[utf8.index(after: colon)...], as: UTF8.self)
+        guard !id.isEmpty else { return nil }
+        return StreamName(kind: kind, id: id)
+    }
+
+    /// `EventType(rawValue:)`, most frequent first (the generic lookup showed in rebuild profiles).
+    static func eventType(_ name: String) -> EventType? {
+        switch name {
+        case "push": .push
+        case "update": .update
+        case "observe": .observe
+        case "token": .token
+        case "request": .request
+        case "end": .end
+        default: EventType(rawValue: name)
         }
     }
 }
@@ -42,7 +71,7 @@ struct PayloadReader {
         if try scanner.beginObject() {
             repeat {
                 switch try seen.field(scanner.key(), ["source", "data"]) {
-                case 0: source = try optionalEnum(Source.self)
+                case 0: source = try optionalSource()
                 case 1: body = try data(type)
                 default: try skip(depth: 2)
                 }
@@ -74,7 +103,7 @@ struct PayloadReader {
                 switch field {
                 case 0: state = try reader.optionalEnum(Phase.self)
                 case 1: _ = try reader.optionalInt()
-                default: _ = try reader.optionalString()
+                default: try reader.validateString()
                 }
             }
             guard state != nil else { throw UnusualPayload() }
@@ -87,13 +116,13 @@ struct PayloadReader {
             if activity.hasPrefix("activity:"), activity.count > 9 { activity.removeFirst(9) }
             return .subscribe(activity: activity)
         case .reconcile:
-            var run: String?
+            var run: Range<Int>?
             var action: ReconcileAction?
             try members(["run", "action", "reason", "finding"]) { reader, field throws(UnusualPayload) in
                 switch field {
-                case 0: run = try reader.optionalString()
+                case 0: run = try reader.validateString()
                 case 1: action = try reader.optionalEnum(ReconcileAction.self)
-                default: _ = try reader.optionalString()
+                default: try reader.validateString()
                 }
             }
             guard let run, !run.isEmpty, action != nil else { throw UnusualPayload() }
@@ -175,22 +204,24 @@ struct PayloadReader {
     }
 
     private mutating func push() throws(UnusualPayload) -> ProjectionEvent.Push {
-        var refersTo: String?
+        var refersTo: Range<Int>?
         var status: Int64?
-        var token: String?
+        var token: Range<Int>?
         var apnsTimestamp: Int64?
         let fields: [StaticString] = ["refersTo", "status", "apnsTimestamp", "token", "reason", "apnsId", "channel", "priority"]
         try members(fields) { reader, field throws(UnusualPayload) in
             switch field {
-            case 0: refersTo = try reader.optionalString()
+            case 0: refersTo = try reader.validateString()
             case 1: status = try reader.optionalInt()
             case 2: apnsTimestamp = try reader.apnsTimestamp()
-            case 3: token = try reader.optionalString()
-            case 4, 5, 6: _ = try reader.optionalString()
+            case 3: token = try reader.validateString()
+            case 4, 5, 6: try reader.validateString()
             default: try reader.priority()
             }
         }
         guard let refersTo, !refersTo.isEmpty, let status, (100...599).contains(status) else { throw UnusualPayload() }
-        return ProjectionEvent.Push(status: Int(status), token: token, apnsTimestamp: apnsTimestamp)
+        // Only a 410's token is used (`recordDeath`): the others are validated, not made into strings.
+        let tokenText = try status == 410 ? token.map(scanner.text) : nil
+        return ProjectionEvent.Push(status: Int(status), token: tokenText, apnsTimestamp: apnsTimestamp)
     }
 }

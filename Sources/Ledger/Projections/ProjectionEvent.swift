@@ -45,6 +45,7 @@ struct ProjectionEvent: Equatable, Sendable {
 
     struct Push: Equatable, Sendable {
         var status: Int
+        /// A 410's token (the token it kills); nil for any other status, whose token no projection reads.
         var token: String?
         /// Unix milliseconds.
         var apnsTimestamp: Int64?
@@ -88,7 +89,10 @@ struct ProjectionEvent: Equatable, Sendable {
                 End(content: end.content.map(Content.init), timestamp: end.timestamp, dismissalPolicy: end.dismissalPolicy))
         case .dismiss(let dismiss): body = .dismiss(dismiss.by)
         case .push(let push):
-            body = .push(Push(status: push.status, token: push.token, apnsTimestamp: push.apnsTimestamp?.milliseconds))
+            body = .push(
+                Push(
+                    status: push.status, token: push.status == 410 ? push.token : nil,
+                    apnsTimestamp: push.apnsTimestamp?.milliseconds))
         case .observe: body = .observe
         case .subscribe(let subscribe): body = .subscribe(activity: subscribe.activity)
         case .reconcile: body = .reconcile
@@ -108,6 +112,12 @@ enum ContentState: Equatable, Sendable {
     case value(JSONValue)
     /// `payload[range]` is the state's JSON, already validated.
     case stored(payload: [UInt8], range: Range<Int>)
+
+    /// Bytes of the payload this state keeps alive.
+    var storedBytes: Int {
+        if case .stored(let payload, _) = self { return payload.count }
+        return 0
+    }
 
     /// `NightlyFacts.hash` of the state.
     var hash: Data {
