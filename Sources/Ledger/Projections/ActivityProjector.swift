@@ -83,7 +83,7 @@ final class ActivityProjector: InlineProjector {
     }
 }
 
-/// Table names, so that `rebuild` can write the same projection into shadow tables.
+/// The projection's table names (one place to spell them; `rebuild` empties them all).
 struct ProjectionTables: Sendable {
     var activities: String
     var tokens: String
@@ -95,16 +95,6 @@ struct ProjectionTables: Sendable {
         activities: "activities", tokens: "tokens", channelMembers: "channel_members",
         startTokens: "start_tokens", positions: "projection_positions"
     )
-    static let shadow = ProjectionTables(
-        activities: "rebuild_activities", tokens: "rebuild_tokens", channelMembers: "rebuild_channel_members",
-        startTokens: "rebuild_start_tokens", positions: "rebuild_projection_positions"
-    )
 
-    var all: [(live: String, mine: String)] {
-        let live = ProjectionTables.live
-        return [
-            (live.activities, activities), (live.tokens, tokens), (live.channelMembers, channelMembers),
-            (live.startTokens, startTokens), (live.positions, positions),
-        ]
-    }
+    var names: [String] { [activities, tokens, channelMembers, startTokens, positions] }
 }

@@ -11,14 +11,14 @@ public struct RebuildSummary: Sendable, Hashable, Codable {
 }
 
 extension Ledger {
-    /// Rebuilds every projection from the log into shadow tables and swaps them in, all in one transaction:
-    /// readers see the old tables until the commit, then the new ones; appends wait for the swap.
+    /// Rebuilds every projection from the log in place, in one transaction: readers keep seeing the old rows
+    /// (their WAL snapshot) until the commit, then the new ones; appends wait for the transaction.
     public func rebuild(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
         let started = Self.now()
         let (events, activities) = try await store.pool.write { db -> (Int64, Int64) in
-            try Self.createShadowTables(db)
+            for table in ProjectionTables.live.names { try db.execute(sql: "DELETE FROM \(table)") }
             let last = try store.lastPosition(in: db)
-            var batch = ProjectionBatch(db: db, tables: .shadow)
+            var batch = ProjectionBatch(db: db, tables: .live)
             var count: Int64 = 0
             var position: Int64 = 0
             // Payloads are decompressed and decoded beside the reading (ScanPipeline), straight into what the
@@ -36,13 +36,8 @@ extension Ledger {
                 return true
             }
             try batch.flush()
-            if count > 0 { try ActivityProjector.savePosition(position, tables: .shadow, db: db) }
+            if count > 0 { try ActivityProjector.savePosition(position, tables: .live, db: db) }
             progress?(count, last)
-            for (live, mine) in ProjectionTables.shadow.all {
-                try db.execute(sql: "DELETE FROM \(live)")
-                try db.execute(sql: "INSERT INTO \(live) SELECT * FROM \(mine)")
-                try db.execute(sql: "DROP TABLE \(mine)")
-            }
             let activities = try Int64.fetchOne(db, sql: "SELECT count(*) FROM activities") ?? 0
             return (count, activities)
         }
@@ -54,22 +49,4 @@ extension Ledger {
     static let rebuildRowsInMemory = 32_768
     /// Payload bytes the held rows may keep alive before they are written out.
     static let rebuildHeldBytes = 48 << 20
-
-    /// The projection tables under their shadow names, without indexes (rows are copied into the live tables,
-    /// whose indexes stay in place).
-    static func createShadowTables(_ db: Database) throws {
-        for (_, mine) in ProjectionTables.shadow.all { try db.execute(sql: "DROP TABLE IF EXISTS \(mine)") }
-        for (live, mine) in ProjectionTables.shadow.all {
-            try db.execute(sql: "CREATE TABLE \(mine) AS SELECT * FROM \(live) WHERE 0")
-        }
-        // CREATE TABLE AS drops primary keys; the projector's upserts need them.
-        try db.execute(sql: """
-            CREATE UNIQUE INDEX rebuild_activities_pk ON rebuild_activities(activity);
-            CREATE UNIQUE INDEX rebuild_tokens_pk ON rebuild_tokens(token);
-            CREATE UNIQUE INDEX rebuild_channel_members_pk ON rebuild_channel_members(channel, activity);
-            CREATE INDEX rebuild_channel_members_by_activity ON rebuild_channel_members(activity);
-            CREATE UNIQUE INDEX rebuild_start_tokens_pk ON rebuild_start_tokens(installation, token);
-            CREATE UNIQUE INDEX rebuild_projection_positions_pk ON rebuild_projection_positions(name);
-            """)
-    }
 }

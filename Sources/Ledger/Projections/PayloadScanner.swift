@@ -17,8 +17,10 @@ struct PayloadScanner {
 
     var atEnd: Bool { index == bytes.count }
 
+    @inline(__always)
     var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -28,6 +30,7 @@ struct PayloadScanner {
         }
     }
 
+    @inline(__always)
     mutating func expect(_ byte: UInt8) throws(UnusualPayload) {
         guard index < bytes.count, bytes[index] == byte else { throw UnusualPayload() }
         index += 1
