@@ -18,7 +18,7 @@ extension Ledger {
         let (events, activities) = try await store.pool.write { db -> (Int64, Int64) in
             for table in ProjectionTables.live.names { try db.execute(sql: "DELETE FROM \(table)") }
             let last = try store.lastPosition(in: db)
-            var batch = ProjectionBatch(db: db, tables: .live)
+            var batch = ProjectionBatch(db: db, tables: .live, startsEmpty: true)
             var count: Int64 = 0
             var position: Int64 = 0
             // Payloads are decompressed and decoded beside the reading (ScanPipeline), straight into what the

@@ -9,10 +9,17 @@ struct ProjectionBatch {
     let db: Database
     let tables: ProjectionTables
     private var rows: [String: ActivitySummary] = [:]
+    /// Hash values of the activities written so far, when the table started empty; a collision costs a read.
+    private var written: Set<Int>?
+    private var selectSummary: Statement?
+    private var insertSummary: Statement?
 
-    init(db: Database, tables: ProjectionTables) {
+    /// With `startsEmpty` (a rebuild), the activities table held no row when the batch began, so an activity
+    /// it has not written yet needs no read.
+    init(db: Database, tables: ProjectionTables, startsEmpty: Bool = false) {
         self.db = db
         self.tables = tables
+        if startsEmpty { written = [] }
     }
 
     /// Activity rows held in memory, to be written by `flush`.
@@ -141,7 +148,7 @@ struct ProjectionBatch {
         if let held = rows.index(forKey: id) {
             index = held
         } else {
-            rows[id] = try SummaryRow.fetch(db, table: tables.activities, activity: id) ?? ActivitySummary(activity: id)
+            rows[id] = try readSummary(id) ?? ActivitySummary(activity: id)
             index = rows.index(forKey: id)!
         }
         heldBytes += Self.change(&rows.values[index], change)
@@ -155,9 +162,18 @@ struct ProjectionBatch {
     }
 
     /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
+    private mutating func readSummary(_ id: String) throws -> ActivitySummary? {
+        if let written, !written.contains(id.hashValue) { return nil }
+        if selectSummary == nil { selectSummary = try SummaryRow.selectStatement(db, table: tables.activities) }
+        return try SummaryRow.fetch(selectSummary!, activity: id)
+    }
+
     mutating func flush() throws {
+        guard !rows.isEmpty else { return }
+        if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
         for row in rows.values {
-            try SummaryRow.write(row, db, table: tables.activities)
+            try SummaryRow.write(row, insertSummary!)
+            written?.insert(row.activity.hashValue)
         }
         rows.removeAll(keepingCapacity: true)
         heldBytes = 0
