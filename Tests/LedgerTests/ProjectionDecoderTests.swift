@@ -111,23 +111,25 @@ struct ProjectionDecoderTests {
     ])
     func undecodablePayloadFailsRebuild(payload: String) async throws {
         let temp = try TemporaryLedger()
-        try await temp.append(RandomWorkload(seed: 14, activities: 3, eventsPerActivity: 5).lines().joined(separator: "\n"))
-        let before = try ProjectionEquivalenceTests.dump(temp.ledger)
+        let workload = RandomWorkload(seed: 14, activities: 3, eventsPerActivity: 5)
+        try await temp.append(workload.lines().joined(separator: "\n"))
         // The append's own projection uses the decoded event handed over, so the bad bytes get stored as they are.
-        let event = LedgerEvent(id: "bad-1", stream: .activity("A-bad"), at: Instant(milliseconds: 1_795_000_000_000), data: .dismiss(DismissData(by: .user)))
+        let at: Int64 = 1_795_000_000_000
+        let event = LedgerEvent(
+            id: "bad-1", stream: .activity("A-bad"), at: Instant(milliseconds: at), data: .dismiss(DismissData(by: .user)))
         temp.ledger.projector.handOver([event], app: nil)
-        let result = try await temp.ledger.store.append(AppendBatch(events: [
-            NewEvent(id: "bad-1", stream: "activity:A-bad", type: "dismiss", at: 1_795_000_000_000, payload: Array(payload.utf8)),
-        ]))
+        let stored = NewEvent(id: "bad-1", stream: "activity:A-bad", type: "dismiss", at: at, payload: Array(payload.utf8))
+        let result = try await temp.ledger.store.append(AppendBatch(events: [stored]))
         let position = try #require(result.positions.first)
+        let before = try ProjectionEquivalenceTests.dump(temp.ledger)
         do {
             _ = try await temp.ledger.rebuild()
             Issue.record("the rebuild accepted \(payload)")
         } catch let error as LedgerError {
             #expect(error.message.hasPrefix("position \(position): stored payload does not decode: "), "\(error)")
         }
-        // The failed rebuild changed nothing.
-        #expect(try ProjectionEquivalenceTests.dump(temp.ledger).filter { !$0.contains("A-bad") && !$0.hasPrefix("projection_positions") } == before.filter { !$0.hasPrefix("projection_positions") })
+        // The rebuild empties the tables inside its transaction: failing, it leaves them as they were.
+        #expect(try ProjectionEquivalenceTests.dump(temp.ledger) == before)
     }
 }
 

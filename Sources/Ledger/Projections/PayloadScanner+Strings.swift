@@ -25,7 +25,9 @@ extension PayloadScanner {
             let run = index
             while index < bytes.count {
                 let plain = bytes[index]
-                guard plain >= 0x20, plain < 0x80, plain != UInt8(ascii: "\""), plain != UInt8(ascii: "\\") else { break }
+                guard plain >= 0x20, plain < 0x80, plain != UInt8(ascii: "\""), plain != UInt8(ascii: "\\") else {
+                    break
+                }
                 index += 1
             }
             size += index - run

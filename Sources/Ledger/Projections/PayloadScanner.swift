@@ -111,7 +111,8 @@ struct PayloadScanner {
         guard count > 0, count < 18, !(count > 1 && bytes[digits] == UInt8(ascii: "0")) else { return nil }
         if end < bytes.count {
             switch bytes[end] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+                return nil
             default: break
             }
         }

@@ -3,8 +3,9 @@ import Foundation
 import GRDB
 import LedgerStore
 
-/// Applies one append's events to the projection tables. Activity rows are read once, changed in memory and
-/// written back once per batch, which keeps the per-event cost of a busy activity low.
+/// Applies events to the projection tables: one append's (inline), or a whole log's (`rebuild`, which writes
+/// rows out now and then). Activity rows are read once, changed in memory and written back at `flush`, which
+/// keeps the per-event cost of a busy activity low.
 struct ProjectionBatch {
     let db: Database
     let tables: ProjectionTables

@@ -93,7 +93,9 @@ struct PayloadReader {
         case .end: return .end(try end())
         case .dismiss:
             var by: DismissedByActor?
-            try members(["by"]) { reader, _ throws(UnusualPayload) in by = try reader.optionalEnum(DismissedByActor.self) }
+            try members(["by"]) { reader, _ throws(UnusualPayload) in
+                by = try reader.optionalEnum(DismissedByActor.self)
+            }
             guard let by else { throw UnusualPayload() }
             return .dismiss(by)
         case .push: return .push(try push())
@@ -165,7 +167,11 @@ struct PayloadReader {
     private mutating func token() throws(UnusualPayload) -> String {
         var token: String?
         try members(["token", "environment"]) { reader, field throws(UnusualPayload) in
-            if field == 0 { token = try reader.optionalString() } else { _ = try reader.optionalEnum(APNsEnvironment.self) }
+            if field == 0 {
+                token = try reader.optionalString()
+            } else {
+                _ = try reader.optionalEnum(APNsEnvironment.self)
+            }
         }
         guard let token, !token.isEmpty,
             token.utf8.allSatisfy({ (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) })
@@ -208,7 +214,9 @@ struct PayloadReader {
         var status: Int64?
         var token: Range<Int>?
         var apnsTimestamp: Int64?
-        let fields: [StaticString] = ["refersTo", "status", "apnsTimestamp", "token", "reason", "apnsId", "channel", "priority"]
+        let fields: [StaticString] = [
+            "refersTo", "status", "apnsTimestamp", "token", "reason", "apnsId", "channel", "priority",
+        ]
         try members(fields) { reader, field throws(UnusualPayload) in
             switch field {
             case 0: refersTo = try reader.validateString()

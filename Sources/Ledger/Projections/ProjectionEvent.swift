@@ -86,7 +86,9 @@ struct ProjectionEvent: Equatable, Sendable {
         case .update(let update): body = .update(Content(update.content), timestamp: update.timestamp)
         case .end(let end):
             body = .end(
-                End(content: end.content.map(Content.init), timestamp: end.timestamp, dismissalPolicy: end.dismissalPolicy))
+                End(
+                    content: end.content.map(Content.init), timestamp: end.timestamp,
+                    dismissalPolicy: end.dismissalPolicy))
         case .dismiss(let dismiss): body = .dismiss(dismiss.by)
         case .push(let push):
             body = .push(
@@ -102,7 +104,8 @@ struct ProjectionEvent: Equatable, Sendable {
 
 extension ProjectionEvent.Content {
     init(_ content: ActivityContent) {
-        self.init(state: .value(content.state), staleDate: content.staleDate?.milliseconds, isTooLarge: content.isTooLarge)
+        self.init(
+            state: .value(content.state), staleDate: content.staleDate?.milliseconds, isTooLarge: content.isTooLarge)
     }
 }
 
