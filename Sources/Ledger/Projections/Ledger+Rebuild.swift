@@ -46,7 +46,7 @@ extension Ledger {
     }
 
     /// Activity rows a rebuild keeps in memory before writing them out (under 1 KB each, plus a payload).
-    static let rebuildRowsInMemory = 32_768
+    static let rebuildRowsInMemory = 16_384
     /// Payload bytes the held rows may keep alive before they are written out.
-    static let rebuildHeldBytes = 48 << 20
+    static let rebuildHeldBytes = 32 << 20
 }
