@@ -49,21 +49,20 @@ final class ActivityProjector: InlineProjector {
             }
         }
         for claim in claims { try StreamOwners.claim(claim.stream, app: claim.app, db) }
-        try apply(events, decoded: decoded, db: db)
-    }
-
-    /// Applies events whose payloads the caller already decoded, in log order (a rebuild parses them on the scan's
-    /// second thread, `forEachEvent(in:after:transform:_:)`).
-    func apply(_ events: [RecordedEvent], decoded: [LedgerEvent], db: Database) throws {
         guard let last = events.last else { return }
         var batch = ProjectionBatch(db: db, tables: tables)
         for index in events.indices {
-            try batch.apply(decoded[index], position: events[index].position)
+            try batch.apply(ProjectionEvent(decoded[index]), position: events[index].position)
         }
         try batch.flush()
+        try Self.savePosition(last.position, tables: tables, db: db)
+    }
+
+    /// Saves the position up to which `tables` hold the projection (in the transaction that wrote the rows).
+    static func savePosition(_ position: Int64, tables: ProjectionTables, db: Database) throws {
         try db.execute(
             sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)",
-            arguments: [Self.name, last.position]
+            arguments: [name, position]
         )
     }
 
@@ -84,7 +83,7 @@ final class ActivityProjector: InlineProjector {
     }
 }
 
-/// Table names, so that `rebuild` can write the same projection into shadow tables.
+/// The projection's table names (one place to spell them; `rebuild` empties them all).
 struct ProjectionTables: Sendable {
     var activities: String
     var tokens: String
@@ -96,16 +95,6 @@ struct ProjectionTables: Sendable {
         activities: "activities", tokens: "tokens", channelMembers: "channel_members",
         startTokens: "start_tokens", positions: "projection_positions"
     )
-    static let shadow = ProjectionTables(
-        activities: "rebuild_activities", tokens: "rebuild_tokens", channelMembers: "rebuild_channel_members",
-        startTokens: "rebuild_start_tokens", positions: "rebuild_projection_positions"
-    )
 
-    var all: [(live: String, mine: String)] {
-        let live = ProjectionTables.live
-        return [
-            (live.activities, activities), (live.tokens, tokens), (live.channelMembers, channelMembers),
-            (live.startTokens, startTokens), (live.positions, positions),
-        ]
-    }
+    var names: [String] { [activities, tokens, channelMembers, startTokens, positions] }
 }

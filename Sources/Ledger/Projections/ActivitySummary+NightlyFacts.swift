@@ -9,7 +9,7 @@ extension ActivitySummary {
     }
 
     /// The fold's intended content is the last content sent in (at, position) order, whatever became of it.
-    mutating func noteIntended(_ state: JSONValue, at: Int64, position: Int64) {
+    mutating func noteIntended(_ state: ContentState, at: Int64, position: Int64) {
         if let intendedAt, let intendedPosition, (intendedAt, intendedPosition) > (at, position) { return }
         intendedAt = at
         intendedPosition = position
@@ -18,7 +18,7 @@ extension ActivitySummary {
 
     /// An update's or end's content: intended whatever happens to it; one the device drops by itself
     /// (oversize, a timestamp over 8 h ahead) makes its verdict `rejected`, so the nightly job must fold.
-    mutating func noteSent(_ content: ActivityContent, timestamp: Int64, at: Int64, position: Int64) {
+    mutating func noteSent(_ content: ProjectionEvent.Content, timestamp: Int64, at: Int64, position: Int64) {
         noteIntended(content.state, at: at, position: position)
         let limit: Int64 = 1000
         let ahead = timestamp > Int64.max / limit || timestamp < Int64.min / limit

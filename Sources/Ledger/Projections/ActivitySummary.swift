@@ -37,8 +37,8 @@ struct ActivitySummary: Equatable, Sendable {
     var intendedPosition: Int64?
     /// SHA-256 of the intended content state's canonical JSON; filled from `intendedState` when written.
     var intendedHash: Data?
-    /// The intended content state set in this batch, hashed once at write time (most are replaced in a batch).
-    var intendedState: JSONValue?
+    /// The intended content state set since the row was read, hashed once at write time (most are replaced).
+    var intendedState: ContentState?
     var requests: Int64 = 0
     var doubts: Int64 = 0
 
@@ -52,10 +52,10 @@ struct ActivitySummary: Equatable, Sendable {
         lastAt = max(lastAt ?? at, at)
     }
 
-    mutating func applyRequest(_ request: RequestData, at: Int64) {
+    mutating func applyRequest(_ request: ProjectionEvent.Request, at: Int64) {
         guard requestedAt.map({ at < $0 }) ?? true else { return }
         requestedAt = at
-        startAt = request.scheduledStart?.milliseconds ?? at
+        startAt = request.scheduledStart ?? at
         attributesType = request.attributesType
         installation = request.installation
         origin = request.origin?.rawValue
@@ -77,18 +77,19 @@ struct ActivitySummary: Equatable, Sendable {
     }
 
     /// Newest content timestamp wins; oversize content never becomes displayed, so it is not counted.
-    mutating func applyContent(_ content: ActivityContent, timestamp: Int64) {
+    mutating func applyContent(_ content: ProjectionEvent.Content, timestamp: Int64) {
         guard !content.isTooLarge else { return }
         if let contentTimestamp, contentTimestamp > timestamp { return }
         contentTimestamp = timestamp
-        staleAt = content.staleDate?.milliseconds
+        staleAt = content.staleDate
     }
 
     /// `ended_at` is the earliest end the device acts on (`104_honoured_ends.sql`): a dropped one is recorded and
     /// flagged but ends nothing, in the fold as on the device, so it must not make the activity look ended.
-    mutating func applyEnd(_ end: EndData, at: Int64, source: Source) {
+    mutating func applyEnd(_ end: ProjectionEvent.End, at: Int64, source: Source) {
         if let content = end.content { applyContent(content, timestamp: end.timestamp) }
-        guard Self.deviceHonours(end, at: at), endedAt.map({ at < $0 }) ?? true else { return }
+        guard Self.deviceHonours(tooLarge: end.content?.isTooLarge == true, timestamp: end.timestamp, at: at),
+            endedAt.map({ at < $0 }) ?? true else { return }
         endedAt = at
         endedBy = source == .app ? "app" : "server"
         switch end.dismissalPolicy {
@@ -115,9 +116,13 @@ struct ActivitySummary: Equatable, Sendable {
     /// overflow included) is dropped. An end after the activity was already over still counts: it is later than
     /// what ended it, so it never moves `ended_at` before the fold's end.
     static func deviceHonours(_ end: EndData, at: Int64) -> Bool {
-        if end.content?.isTooLarge == true { return false }
+        deviceHonours(tooLarge: end.content?.isTooLarge == true, timestamp: end.timestamp, at: at)
+    }
+
+    static func deviceHonours(tooLarge: Bool, timestamp: Int64, at: Int64) -> Bool {
+        if tooLarge { return false }
         let limit = Int64.max / 1000
-        let milliseconds = end.timestamp.multipliedReportingOverflow(by: 1000).partialValue
-        return !(milliseconds > at &+ 8 * Instant.hour || end.timestamp > limit)
+        let milliseconds = timestamp.multipliedReportingOverflow(by: 1000).partialValue
+        return !(milliseconds > at &+ 8 * Instant.hour || timestamp > limit)
     }
 }

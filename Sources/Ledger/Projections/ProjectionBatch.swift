@@ -3,67 +3,92 @@ import Foundation
 import GRDB
 import LedgerStore
 
-/// Applies one append's events to the projection tables. Activity rows are read once, changed in memory and
-/// written back once per batch, which keeps the per-event cost of a busy activity low.
+/// Applies events to the projection tables: one append's (inline), or a whole log's (`rebuild`, which writes
+/// rows out now and then). Activity rows are read once, changed in memory and written back at `flush`, which
+/// keeps the per-event cost of a busy activity low.
 struct ProjectionBatch {
     let db: Database
     let tables: ProjectionTables
     private var rows: [String: ActivitySummary] = [:]
+    /// Hash values of the activities written so far, when the table started empty; a collision costs a read.
+    private var written: Set<Int>?
+    private var selectSummary: Statement?
+    private var insertSummary: Statement?
 
-    init(db: Database, tables: ProjectionTables) {
+    /// With `startsEmpty` (a rebuild), the activities table held no row when the batch began, so an activity
+    /// it has not written yet needs no read.
+    init(db: Database, tables: ProjectionTables, startsEmpty: Bool = false) {
         self.db = db
         self.tables = tables
+        if startsEmpty { written = [] }
     }
 
-    mutating func apply(_ event: LedgerEvent, position: Int64) throws {
-        let at = event.at.milliseconds
+    /// Activity rows held in memory, to be written by `flush`.
+    var pendingRows: Int { rows.count }
+    /// Payload bytes the held rows keep alive (a rebuild's content states stay in their payloads).
+    private(set) var heldBytes = 0
+
+    mutating func apply(_ event: ProjectionEvent, position: Int64) throws {
+        let at = event.at
         switch event.stream.kind {
         case .activity:
             try applyToActivity(event, id: event.stream.id, position: position, at: at)
         case .channel:
             try applyToChannel(event, channel: event.stream.id, at: at)
         case .installation:
-            if case .startToken(let data) = event.data {
+            if case .startToken(let token) = event.body {
                 try db.cachedStatement(
                     sql: """
                         INSERT INTO \(tables.startTokens) (installation, token, at) VALUES (?, ?, ?)
                         ON CONFLICT (installation, token) DO UPDATE SET at = min(at, excluded.at)
                         """
-                ).execute(arguments: [event.stream.id, data.token, at])
+                ).execute(arguments: [event.stream.id, token, at])
             }
         }
     }
 
-    private mutating func applyToActivity(_ event: LedgerEvent, id: String, position: Int64, at: Int64) throws {
-        var row = try summary(id)
-        row.count(position: position, at: at)
-        if case .reconcile = event.data {} else { row.noteFact(at: at) }
-        switch event.data {
+    private mutating func applyToActivity(_ event: ProjectionEvent, id: String, position: Int64, at: Int64) throws {
+        // The other tables first: none of them depends on the activity's row.
+        switch event.body {
         case .request(let request):
-            row.applyRequest(request, at: at)
-            row.requests += 1
-            row.noteIntended(request.content.state, at: at, position: position)
             if case .channel(let channel)? = request.pushType {
                 try addMember(channel: channel, activity: id, since: at)
             }
-        case .token(let data):
-            row.applyToken(data.token, at: at, position: position)
+        case .token(let token):
             try db.cachedStatement(
                 sql: """
                     INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
                     ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
                     """
-            ).execute(arguments: [data.token, id, at])
-        case .update(let update):
-            row.applyContent(update.content, timestamp: update.timestamp)
-            row.noteSent(update.content, timestamp: update.timestamp, at: at, position: position)
+            ).execute(arguments: [token, id, at])
+        case .push(let push):
+            try recordDeath(push, at: at)
+        default:
+            break
+        }
+        try updateSummary(id) { row in Self.fold(event, into: &row, position: position, at: at) }
+    }
+
+    /// An event of the activity's own stream, folded into its row.
+    private static func fold(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) {
+        row.count(position: position, at: at)
+        if case .reconcile = event.body {} else { row.noteFact(at: at) }
+        switch event.body {
+        case .request(let request):
+            row.applyRequest(request, at: at)
+            row.requests += 1
+            row.noteIntended(request.content.state, at: at, position: position)
+        case .token(let token):
+            row.applyToken(token, at: at, position: position)
+        case .update(let content, let timestamp):
+            row.applyContent(content, timestamp: timestamp)
+            row.noteSent(content, timestamp: timestamp, at: at, position: position)
         case .end(let end):
             row.applyEnd(end, at: at, source: event.source)
             if let content = end.content { row.noteSent(content, timestamp: end.timestamp, at: at, position: position) }
-        case .dismiss(let dismiss):
-            row.applyDismiss(by: dismiss.by, at: at)
+        case .dismiss(let by):
+            row.applyDismiss(by: by, at: at)
         case .push(let push):
-            try recordDeath(push, at: at)
             if !push.isSuccess { row.noteDoubt(.failedPush) }
         case .observe:
             row.noteDoubt(.observation)
@@ -72,25 +97,20 @@ struct ProjectionBatch {
         case .startToken, .reconcile:
             break
         }
-        rows[id] = row
     }
 
     /// Channel updates and ends reach every activity subscribed at that time.
-    private mutating func applyToChannel(_ event: LedgerEvent, channel: String, at: Int64) throws {
-        switch event.data {
-        case .subscribe(let subscribe):
-            try addMember(channel: channel, activity: subscribe.activity, since: at)
-        case .update(let update):
+    private mutating func applyToChannel(_ event: ProjectionEvent, channel: String, at: Int64) throws {
+        switch event.body {
+        case .subscribe(let activity):
+            try addMember(channel: channel, activity: activity, since: at)
+        case .update(let content, let timestamp):
             for member in try members(of: channel, at: at) {
-                var row = try summary(member)
-                row.applyContent(update.content, timestamp: update.timestamp)
-                rows[member] = row
+                try updateSummary(member) { row in row.applyContent(content, timestamp: timestamp) }
             }
         case .end(let end):
             for member in try members(of: channel, at: at) {
-                var row = try summary(member)
-                row.applyEnd(end, at: at, source: event.source)
-                rows[member] = row
+                try updateSummary(member) { row in row.applyEnd(end, at: at, source: event.source) }
             }
         default:
             break
@@ -98,9 +118,9 @@ struct ProjectionBatch {
     }
 
     /// A 410 kills its token from the APNs timestamp (or the push's own time).
-    private func recordDeath(_ push: PushData, at: Int64) throws {
+    private func recordDeath(_ push: ProjectionEvent.Push, at: Int64) throws {
         guard push.status == 410, let token = push.token else { return }
-        let from = push.apnsTimestamp?.milliseconds ?? at
+        let from = push.apnsTimestamp ?? at
         try db.cachedStatement(
             sql: "UPDATE \(tables.tokens) SET dead_at = min(coalesce(dead_at, ?), ?) WHERE token = ?"
         ).execute(arguments: [from, from, token])
@@ -122,16 +142,41 @@ struct ProjectionBatch {
         )
     }
 
-    private mutating func summary(_ id: String) throws -> ActivitySummary {
-        if let row = rows[id] { return row }
-        let row = try SummaryRow.fetch(db, table: tables.activities, activity: id) ?? ActivitySummary(activity: id)
-        rows[id] = row
-        return row
+    /// Changes an activity's row in place, reading it first if it is not held yet. Keeps `heldBytes`: the
+    /// payload bytes held rows keep alive through their intended content state.
+    private mutating func updateSummary(_ id: String, _ change: (inout ActivitySummary) -> Void) throws {
+        let index: Dictionary<String, ActivitySummary>.Index
+        if let held = rows.index(forKey: id) {
+            index = held
+        } else {
+            rows[id] = try readSummary(id) ?? ActivitySummary(activity: id)
+            index = rows.index(forKey: id)!
+        }
+        heldBytes += Self.change(&rows.values[index], change)
     }
 
-    func flush() throws {
+    /// Changes a row in place (no copy of it); the change in payload bytes it keeps alive.
+    private static func change(_ row: inout ActivitySummary, _ change: (inout ActivitySummary) -> Void) -> Int {
+        let before = row.intendedState?.storedBytes ?? 0
+        change(&row)
+        return (row.intendedState?.storedBytes ?? 0) - before
+    }
+
+    /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
+    private mutating func readSummary(_ id: String) throws -> ActivitySummary? {
+        if let written, !written.contains(id.hashValue) { return nil }
+        if selectSummary == nil { selectSummary = try SummaryRow.selectStatement(db, table: tables.activities) }
+        return try SummaryRow.fetch(selectSummary!, activity: id)
+    }
+
+    mutating func flush() throws {
+        guard !rows.isEmpty else { return }
+        if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
         for row in rows.values {
-            try SummaryRow.write(row, db, table: tables.activities)
+            try SummaryRow.write(row, insertSummary!)
+            written?.insert(row.activity.hashValue)
         }
+        rows.removeAll(keepingCapacity: true)
+        heldBytes = 0
     }
 }

@@ -12,9 +12,20 @@ enum SummaryRow {
         intended_position, intended_hash, requests, doubts
         """
 
-    static func fetch(_ db: Database, table: String, activity: String) throws -> ActivitySummary? {
-        let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \(table) WHERE activity = ?")
-        return try Row.fetchOne(statement, arguments: [activity]).map(decode)
+    /// The statement `fetch` runs (a batch asks for it once, not per row).
+    static func selectStatement(_ db: Database, table: String) throws -> Statement {
+        try db.cachedStatement(sql: "SELECT \(columns) FROM \(table) WHERE activity = ?")
+    }
+
+    /// The statement `write` runs.
+    static func insertStatement(_ db: Database, table: String) throws -> Statement {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(columns)) VALUES (\(placeholders))")
+    }
+
+    private static let placeholders = Array(repeating: "?", count: 29).joined(separator: ",")
+
+    static func fetch(_ statement: Statement, activity: String) throws -> ActivitySummary? {
+        try Row.fetchOne(statement, arguments: [activity]).map(decode)
     }
 
     static func decode(_ row: Row) -> ActivitySummary {
@@ -50,16 +61,13 @@ enum SummaryRow {
         return s
     }
 
-    static func write(_ s: ActivitySummary, _ db: Database, table: String) throws {
-        let statement = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO \(table) (\(columns)) VALUES (\(Array(repeating: "?", count: 29).joined(separator: ",")))"
-        )
+    static func write(_ s: ActivitySummary, _ statement: Statement) throws {
         let values: [(any DatabaseValueConvertible)?] = [
             s.activity, s.attributesType, s.installation, s.pushType, s.channel, s.origin, s.requestedAt,
             s.startAt, s.token, s.tokenAt, s.tokenPosition, s.endedAt, s.endedBy, s.endPolicy, s.endPolicyDate,
             s.dismissedAt, s.dismissedBy, s.contentTimestamp, s.staleAt, s.events, s.firstPosition,
             s.lastPosition, s.lastAt, s.factsAt, s.intendedAt, s.intendedPosition,
-            s.intendedState.map { NightlyFacts.hash($0) } ?? s.intendedHash, s.requests, s.doubts,
+            s.intendedState?.hash ?? s.intendedHash, s.requests, s.doubts,
         ]
         try statement.execute(arguments: StatementArguments(values))
     }

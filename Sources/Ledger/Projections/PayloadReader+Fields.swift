@@ -1,0 +1,198 @@
+import ActivityModel
+import Foundation
+
+/// Field values as `FieldReader` reads them: JSON `null` is absent, times are RFC 3339 or Unix seconds, numbers
+/// are read through `JSONNumber` exactly as the full decoder does. A value of the wrong kind is unusual.
+extension PayloadReader {
+    /// Nesting level assumed for every skipped value: at least its real level (a state is at 4), so that the
+    /// scanner's depth limit stays below `JSONParser`'s.
+    static let skipDepth = 5
+
+    /// Walks an object's members, handing known ones (by index in `fields`) to `body` and skipping the rest.
+    /// A known key given twice is unusual (the full decoder reads the first; rare enough not to mirror).
+    mutating func members(
+        _ fields: [StaticString], _ body: (inout PayloadReader, Int) throws(UnusualPayload) -> Void
+    ) throws(UnusualPayload) {
+        var seen = Seen()
+        guard try scanner.beginObject() else { return }
+        repeat {
+            let field = try seen.field(scanner.key(), fields)
+            if field < 0 { try skip() } else { try body(&self, field) }
+        } while try scanner.nextMember()
+    }
+
+    mutating func skip(depth: Int = skipDepth) throws(UnusualPayload) {
+        _ = try scanner.skipValue(depth: depth)
+    }
+
+    mutating func optionalString() throws(UnusualPayload) -> String? {
+        if try scanner.null() { return nil }
+        guard scanner.current == UInt8(ascii: "\"") else { throw UnusualPayload() }
+        return try scanner.string()
+    }
+
+    /// A string whose value is not needed: checked (escapes allowed), not made; its content's range.
+    @discardableResult
+    mutating func validateString() throws(UnusualPayload) -> Range<Int>? {
+        if try scanner.null() { return nil }
+        guard scanner.current == UInt8(ascii: "\"") else { throw UnusualPayload() }
+        return try scanner.stringRange(allowEscapes: true)
+    }
+
+    /// `source`, most frequent first (the generic enum lookup showed in rebuild profiles).
+    mutating func optionalSource() throws(UnusualPayload) -> Source? {
+        guard let text = try optionalString() else { return nil }
+        switch text {
+        case "server": return .server
+        case "apns": return .apns
+        case "device": return .device
+        case "app": return .app
+        case "ledger": return .ledger
+        default: throw UnusualPayload()
+        }
+    }
+
+    mutating func optionalEnum<E: RawRepresentable>(_: E.Type) throws(UnusualPayload) -> E? where E.RawValue == String {
+        guard let text = try optionalString() else { return nil }
+        guard let value = E(rawValue: text) else { throw UnusualPayload() }
+        return value
+    }
+
+    mutating func optionalNumber() throws(UnusualPayload) -> JSONNumber? {
+        if try scanner.null() { return nil }
+        guard let text = try scanner.numberText() else { throw UnusualPayload() }
+        return JSONNumber(literal: text)
+    }
+
+    mutating func optionalInt() throws(UnusualPayload) -> Int64? {
+        if let plain = scanner.plainInteger() { return plain }
+        guard let number = try optionalNumber() else { return nil }
+        guard let int = number.int64Value else { throw UnusualPayload() }
+        return int
+    }
+
+    /// A time as Unix milliseconds: an RFC 3339 string or a number of Unix seconds (`FieldReader.instant`).
+    mutating func optionalInstant() throws(UnusualPayload) -> Int64? {
+        if try scanner.null() { return nil }
+        let instant: Instant?
+        if scanner.current == UInt8(ascii: "\"") {
+            instant = Instant(rfc3339: try scanner.string())
+        } else if let text = try scanner.numberText() {
+            instant = Instant(unixSeconds: JSONNumber(literal: text))
+        } else {
+            throw UnusualPayload()
+        }
+        guard let instant else { throw UnusualPayload() }
+        return instant.milliseconds
+    }
+
+    /// `content`: `state` stays bytes of the payload, measured for the 4096-byte rule while it is validated.
+    mutating func content() throws(UnusualPayload) -> ProjectionEvent.Content {
+        var state: Range<Int>?
+        var size = 0
+        var staleDate: Int64?
+        try members(Self.contentFields) { reader, field throws(UnusualPayload) in
+            switch field {
+            case 0:
+                guard reader.scanner.current == UInt8(ascii: "{") else { throw UnusualPayload() }
+                let start = reader.scanner.index
+                size = try reader.scanner.skipValue(depth: 4)
+                state = start..<reader.scanner.index
+            case 1: staleDate = try reader.optionalInstant()
+            default:
+                if let score = try reader.optionalNumber(), !score.doubleValue.isFinite { throw UnusualPayload() }
+            }
+        }
+        guard let state else { throw UnusualPayload() }
+        return ProjectionEvent.Content(
+            state: .stored(payload: payload, range: state), staleDate: staleDate,
+            isTooLarge: size > ActivityContent.maximumStateSize)
+    }
+
+    static let contentFields: [StaticString] = ["state", "staleDate", "relevanceScore"]
+
+    /// `"none"`, `"token"` or `{"channel": id}`.
+    mutating func pushType() throws(UnusualPayload) -> PushType? {
+        if try scanner.null() { return nil }
+        if scanner.current == UInt8(ascii: "\"") {
+            switch try scanner.string() {
+            case "none": return PushType.none
+            case "token": return .token
+            default: throw UnusualPayload()
+            }
+        }
+        var channel: String?
+        try members(["channel"]) { reader, _ throws(UnusualPayload) in channel = try reader.optionalString() }
+        guard let channel, !channel.isEmpty else { throw UnusualPayload() }
+        return .channel(channel)
+    }
+
+    /// `"default"`, `"immediate"` or `{"after": time}`.
+    mutating func dismissalPolicy() throws(UnusualPayload) -> DismissalPolicy? {
+        if try scanner.null() { return nil }
+        if scanner.current == UInt8(ascii: "\"") {
+            switch try scanner.string() {
+            case "default": return .default
+            case "immediate": return .immediate
+            default: throw UnusualPayload()
+            }
+        }
+        var after: Int64?
+        try members(["after"]) { reader, _ throws(UnusualPayload) in after = try reader.optionalInstant() }
+        guard let after else { throw UnusualPayload() }
+        return .after(Instant(milliseconds: after))
+    }
+
+    /// Validated only: `title` and `body` strings or objects, `sound` a string.
+    mutating func alert() throws(UnusualPayload) {
+        if try scanner.null() { return }
+        try members(["title", "body", "sound"]) { reader, field throws(UnusualPayload) in
+            if field == 2 {
+                _ = try reader.optionalString()
+            } else if try !reader.scanner.null() {
+                guard reader.scanner.current == UInt8(ascii: "\"") || reader.scanner.current == UInt8(ascii: "{")
+                else { throw UnusualPayload() }
+                try reader.skip()
+            }
+        }
+    }
+
+    /// Validated only: 5 or 10.
+    mutating func priority() throws(UnusualPayload) {
+        guard let priority = try optionalInt() else { return }
+        guard priority == 5 || priority == 10 else { throw UnusualPayload() }
+    }
+
+    /// Unix milliseconds as a number, or an RFC 3339 string.
+    mutating func apnsTimestamp() throws(UnusualPayload) -> Int64? {
+        if try scanner.null() { return nil }
+        let instant: Instant?
+        if scanner.current == UInt8(ascii: "\"") {
+            instant = Instant(rfc3339: try scanner.string())
+        } else if let text = try scanner.numberText() {
+            instant = Instant(unixMilliseconds: JSONNumber(literal: text))
+        } else {
+            throw UnusualPayload()
+        }
+        guard let instant else { throw UnusualPayload() }
+        return instant.milliseconds
+    }
+}
+
+/// Which known keys an object has given, so that a repeated one is noticed.
+struct Seen {
+    private var bits: UInt64 = 0
+
+    /// Index of `key` in `fields`, or -1 when it is not one of them; unusual when given before.
+    mutating func field(_ key: UnsafeBufferPointer<UInt8>, _ fields: [StaticString]) throws(UnusualPayload) -> Int {
+        for (index, name) in fields.enumerated() where name.utf8CodeUnitCount == key.count {
+            if key.count == 0 || memcmp(key.baseAddress!, name.utf8Start, key.count) == 0 {
+                let bit: UInt64 = 1 << UInt64(index)
+                if bits & bit != 0 { throw UnusualPayload() }
+                bits |= bit
+                return index
+            }
+        }
+        return -1
+    }
+}

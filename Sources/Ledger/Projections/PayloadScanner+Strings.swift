@@ -1,0 +1,127 @@
+/// Strings: the checks `JSONParser.parseString` makes (no raw control characters, valid escapes and surrogate
+/// pairs, well-formed UTF-8 by Unicode's table 3-7) and the size `JSONWriter` would write them in.
+extension PayloadScanner {
+    /// Consumes a string; the range of its content (between the quotes). With `allowEscapes` false, a string
+    /// containing a backslash is unusual.
+    mutating func stringRange(allowEscapes: Bool) throws(UnusualPayload) -> Range<Int> {
+        let start = index + 1
+        let (escaped, _) = try scanString()
+        if escaped && !allowEscapes { throw UnusualPayload() }
+        return start..<(index - 1)
+    }
+
+    /// Consumes a string; its compact size (`JSONValue.compactSize(of:)` of its unescaped text).
+    mutating func skipString() throws(UnusualPayload) -> Int {
+        try scanString().size
+    }
+
+    /// Consumes a string at `index` (which must be at its opening quote).
+    private mutating func scanString() throws(UnusualPayload) -> (escaped: Bool, size: Int) {
+        try expect(UInt8(ascii: "\""))
+        var escaped = false
+        var size = 2
+        while index < bytes.count {
+            // Plain ASCII runs first, in a tight loop: most of a payload's bytes.
+            let run = index
+            while index < bytes.count {
+                let plain = bytes[index]
+                guard plain >= 0x20, plain < 0x80, plain != UInt8(ascii: "\""), plain != UInt8(ascii: "\\") else {
+                    break
+                }
+                index += 1
+            }
+            size += index - run
+            guard index < bytes.count else { break }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return (escaped, size)
+            }
+            if byte == UInt8(ascii: "\\") {
+                escaped = true
+                size += try escape()
+            } else if byte < 0x20 {
+                throw UnusualPayload()
+            } else {
+                size += try utf8Sequence()
+            }
+        }
+        throw UnusualPayload()
+    }
+
+    /// One well-formed UTF-8 sequence of 2–4 bytes (Unicode table 3-7); its length.
+    private mutating func utf8Sequence() throws(UnusualPayload) -> Int {
+        let lead = bytes[index]
+        let length: Int
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: throw UnusualPayload()
+        }
+        guard index + length <= bytes.count else { throw UnusualPayload() }
+        let second = bytes[index + 1]
+        guard second >= low, second <= high else { throw UnusualPayload() }
+        for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { throw UnusualPayload() }
+        index += length
+        return length
+    }
+
+    /// One escape sequence at `index` (its backslash); the compact size of the character it stands for.
+    private mutating func escape() throws(UnusualPayload) -> Int {
+        guard index + 1 < bytes.count else { throw UnusualPayload() }
+        let escaped = bytes[index + 1]
+        index += 2
+        switch escaped {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+            UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return 2
+        case UInt8(ascii: "/"):
+            return 1
+        case UInt8(ascii: "u"):
+            let scalar = try hex4()
+            switch scalar {
+            case 0xD800...0xDBFF:
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                else { throw UnusualPayload() }
+                index += 2
+                guard (0xDC00...0xDFFF).contains(try hex4()) else { throw UnusualPayload() }
+                return 4
+            case 0xDC00...0xDFFF:
+                throw UnusualPayload()
+            case 0x22, 0x5C, 0x08, 0x09, 0x0A, 0x0C, 0x0D:
+                return 2
+            case 0..<0x20: return 6
+            case 0..<0x80: return 1
+            case 0..<0x800: return 2
+            default: return 3
+            }
+        default:
+            throw UnusualPayload()
+        }
+    }
+
+    private mutating func hex4() throws(UnusualPayload) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw UnusualPayload() }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw UnusualPayload()
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+}

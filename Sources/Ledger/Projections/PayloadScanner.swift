@@ -1,0 +1,216 @@
+/// The fast path met something it does not handle (or the payload is invalid): the caller decides with the
+/// full decoder instead, which also words the error.
+struct UnusualPayload: Error {}
+
+/// Walks one JSON text without building a tree, validating what it skips as strictly as `JSONParser` does
+/// (RFC 8259 grammar, UTF-8, escapes, surrogate pairs, control characters) and measuring skipped values'
+/// compact size as `JSONValue.compactSize` would. It gives up (`UnusualPayload`) rather than guess: escaped
+/// keys, escaped strings it must return, nesting deeper than `JSONParser` allows.
+struct PayloadScanner {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    /// Below `JSONParser`'s 512 levels, with room for the levels above the value being skipped.
+    static let maximumDepth = 500
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    var atEnd: Bool { index == bytes.count }
+
+    @inline(__always)
+    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    @inline(__always)
+    mutating func expect(_ byte: UInt8) throws(UnusualPayload) {
+        guard index < bytes.count, bytes[index] == byte else { throw UnusualPayload() }
+        index += 1
+    }
+
+    // MARK: Objects, member by member
+
+    /// Consumes `{`; false when the object is empty (its `}` consumed too).
+    mutating func beginObject() throws(UnusualPayload) -> Bool {
+        skipWhitespace()
+        try expect(UInt8(ascii: "{"))
+        skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            index += 1
+            return false
+        }
+        return true
+    }
+
+    /// Reads a member's key and its `:`; the key's bytes, unescaped keys only.
+    mutating func key() throws(UnusualPayload) -> UnsafeBufferPointer<UInt8> {
+        skipWhitespace()
+        let range = try stringRange(allowEscapes: false)
+        skipWhitespace()
+        try expect(UInt8(ascii: ":"))
+        skipWhitespace()
+        return UnsafeBufferPointer(rebasing: bytes[range])
+    }
+
+    /// After a member's value: true when another member follows (`,` consumed), false at `}` (consumed).
+    mutating func nextMember() throws(UnusualPayload) -> Bool {
+        skipWhitespace()
+        guard let byte = current else { throw UnusualPayload() }
+        index += 1
+        switch byte {
+        case UInt8(ascii: ","): return true
+        case UInt8(ascii: "}"): return false
+        default: throw UnusualPayload()
+        }
+    }
+
+    // MARK: Values the decoder reads
+
+    /// `null`, consumed; false (nothing consumed) for any other value.
+    mutating func null() throws(UnusualPayload) -> Bool {
+        guard current == UInt8(ascii: "n") else { return false }
+        _ = try skipValue(depth: 1)
+        return true
+    }
+
+    /// A string without escapes (an escaped one is left to the full decoder).
+    mutating func string() throws(UnusualPayload) -> String {
+        let range = try stringRange(allowEscapes: false)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// A number's literal text; nil (nothing consumed) when the value is not a number.
+    mutating func numberText() throws(UnusualPayload) -> String? {
+        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte) else { return nil }
+        let start = index
+        try skipNumber()
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+    }
+
+    /// A number written as up to 17 plain digits (optionally negative) and nothing else, consumed; its value is
+    /// what `JSONNumber.int64Value` gives. Nil, nothing consumed, for any other value or form.
+    mutating func plainInteger() -> Int64? {
+        var end = index
+        let negative = current == UInt8(ascii: "-")
+        if negative { end += 1 }
+        let digits = end
+        var value: Int64 = 0
+        while end < bytes.count, isDigit(bytes[end]), end - digits < 18 {
+            value = value * 10 + Int64(bytes[end] &- UInt8(ascii: "0"))
+            end += 1
+        }
+        let count = end - digits
+        guard count > 0, count < 18, !(count > 1 && bytes[digits] == UInt8(ascii: "0")) else { return nil }
+        if end < bytes.count {
+            switch bytes[end] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+                return nil
+            default: break
+            }
+        }
+        index = end
+        return negative ? -value : value
+    }
+
+    /// The text of `range` (a string's content, as `stringRange` returned it); unusual when it has escapes.
+    func text(_ range: Range<Int>) throws(UnusualPayload) -> String {
+        let slice = UnsafeBufferPointer(rebasing: bytes[range])
+        if slice.contains(UInt8(ascii: "\\")) { throw UnusualPayload() }
+        return String(decoding: slice, as: UTF8.self)
+    }
+
+    // MARK: Skipping with validation
+
+    /// Skips any value at nesting level `depth` (1 for a top-level value), returning its compact size.
+    mutating func skipValue(depth: Int) throws(UnusualPayload) -> Int {
+        guard depth <= Self.maximumDepth, let byte = current else { throw UnusualPayload() }
+        switch byte {
+        case UInt8(ascii: "{"):
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "}") {
+                index += 1
+                return 2
+            }
+            var size = 1
+            while true {
+                skipWhitespace()
+                size += try skipString() + 1
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+                size += try skipValue(depth: depth + 1)
+                if try !nextMember() { return size + 1 }
+                size += 1
+            }
+        case UInt8(ascii: "["):
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "]") {
+                index += 1
+                return 2
+            }
+            var size = 1
+            while true {
+                skipWhitespace()
+                size += try skipValue(depth: depth + 1)
+                skipWhitespace()
+                guard let next = current else { throw UnusualPayload() }
+                index += 1
+                if next == UInt8(ascii: "]") { return size + 1 }
+                guard next == UInt8(ascii: ",") else { throw UnusualPayload() }
+                size += 1
+            }
+        case UInt8(ascii: "\""):
+            return try skipString()
+        case UInt8(ascii: "t"): return try literal("true")
+        case UInt8(ascii: "f"): return try literal("false")
+        case UInt8(ascii: "n"): return try literal("null")
+        default:
+            let start = index
+            try skipNumber()
+            return index - start
+        }
+    }
+
+    private mutating func literal(_ text: StaticString) throws(UnusualPayload) -> Int {
+        let count = text.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw UnusualPayload() }
+        for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { throw UnusualPayload() }
+        index += count
+        return count
+    }
+
+    /// The number grammar of RFC 8259, as `JSONParser` checks it.
+    private mutating func skipNumber() throws(UnusualPayload) {
+        if current == UInt8(ascii: "-") { index += 1 }
+        guard let first = current, isDigit(first) else { throw UnusualPayload() }
+        index += 1
+        if first != UInt8(ascii: "0") { skipDigits() }
+        if current == UInt8(ascii: ".") {
+            index += 1
+            guard let digit = current, isDigit(digit) else { throw UnusualPayload() }
+            skipDigits()
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            index += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+            guard let digit = current, isDigit(digit) else { throw UnusualPayload() }
+            skipDigits()
+        }
+    }
+
+    private mutating func skipDigits() {
+        while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+}

@@ -1,0 +1,235 @@
+import ActivityModel
+import LedgerStore
+
+/// Stored payload → `ProjectionEvent` for a rebuild, without building JSON trees: content states stay bytes of
+/// the payload (sized while skipped, parsed only if an activity row keeps them), and fields no projection column
+/// reads are validated but not kept.
+///
+/// It accepts only what `EventCodec.decodePayload` accepts and gives what `ProjectionEvent(_:)` makes of that
+/// decoder's event; anything it does not handle (an escaped key, an invalid payload) goes to the full decoder,
+/// which also words the error. Field rules mirror `EventCodec+Data.swift` and `FieldReader`.
+enum ProjectionDecoder {
+    /// The projection's view of a stored event; throws `LedgerError` "position N: …" when it does not decode.
+    static func decode(_ recorded: RecordedEvent) throws -> ProjectionEvent {
+        if let event = fast(recorded) { return event }
+        return ProjectionEvent(try ActivityProjector.decode(recorded))
+    }
+
+    /// The fast path alone: nil when it cannot decide.
+    static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
+        guard let type = eventType(recorded.type), let stream = streamName(recorded.stream) else { return nil }
+        return recorded.payload.withUnsafeBufferPointer { buffer in
+            var reader = PayloadReader(payload: recorded.payload, buffer: buffer)
+            return try? reader.event(type: type, stream: stream, at: recorded.at)
+        }
+    }
+
+    /// `StreamName(_:)` without its generic lookups: kind before the first colon, a non-empty id after it.
+    static func streamName(_ name: String) -> StreamName? {
+        let utf8 = name.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let kind: StreamKind
+        switch name[..<colon] {
+        case "activity": kind = .activity
+        case "channel": kind = .channel
+        case "installation": kind = .installation
+        default: return nil
+        }
+        let id = String(decoding: utf8[utf8.index(after: colon)...], as: UTF8.self)
+        guard !id.isEmpty else { return nil }
+        return StreamName(kind: kind, id: id)
+    }
+
+    /// `EventType(rawValue:)`, most frequent first (the generic lookup showed in rebuild profiles).
+    static func eventType(_ name: String) -> EventType? {
+        switch name {
+        case "push": .push
+        case "update": .update
+        case "observe": .observe
+        case "token": .token
+        case "request": .request
+        case "end": .end
+        default: EventType(rawValue: name)
+        }
+    }
+}
+
+/// The per-type field rules of the fast path (the `data` objects of SPEC §2, storage form).
+struct PayloadReader {
+    let payload: [UInt8]
+    var scanner: PayloadScanner
+
+    init(payload: [UInt8], buffer: UnsafeBufferPointer<UInt8>) {
+        self.payload = payload
+        scanner = PayloadScanner(buffer)
+    }
+
+    mutating func event(type: EventType, stream: StreamName, at: Int64) throws(UnusualPayload) -> ProjectionEvent {
+        var source: Source?
+        var body: ProjectionEvent.Body?
+        var seen = Seen()
+        if try scanner.beginObject() {
+            repeat {
+                switch try seen.field(scanner.key(), ["source", "data"]) {
+                case 0: source = try optionalSource()
+                case 1: body = try data(type)
+                default: try skip(depth: 2)
+                }
+            } while try scanner.nextMember()
+        }
+        scanner.skipWhitespace()
+        guard scanner.atEnd, let body else { throw UnusualPayload() }
+        return ProjectionEvent(stream: stream, at: at, source: source ?? .server, body: body)
+    }
+
+    private mutating func data(_ type: EventType) throws(UnusualPayload) -> ProjectionEvent.Body {
+        switch type {
+        case .request: return .request(try request())
+        case .token: return .token(try token())
+        case .startToken: return .startToken(try token())
+        case .update:
+            let (content, timestamp) = try update()
+            return .update(content, timestamp: timestamp)
+        case .end: return .end(try end())
+        case .dismiss:
+            var by: DismissedByActor?
+            try members(["by"]) { reader, _ throws(UnusualPayload) in
+                by = try reader.optionalEnum(DismissedByActor.self)
+            }
+            guard let by else { throw UnusualPayload() }
+            return .dismiss(by)
+        case .push: return .push(try push())
+        case .observe:
+            var state: Phase?
+            try members(["activityState", "contentTimestamp", "contentHash"]) { reader, field throws(UnusualPayload) in
+                switch field {
+                case 0: state = try reader.optionalEnum(Phase.self)
+                case 1: _ = try reader.optionalInt()
+                default: try reader.validateString()
+                }
+            }
+            guard state != nil else { throw UnusualPayload() }
+            return .observe
+        case .subscribe:
+            var activity: String?
+            try members(["activity"]) { reader, _ throws(UnusualPayload) in activity = try reader.optionalString() }
+            guard var activity, !activity.isEmpty else { throw UnusualPayload() }
+            // As `EventCodec.decodeData`: the prefixed form is tolerated.
+            if activity.hasPrefix("activity:"), activity.count > 9 { activity.removeFirst(9) }
+            return .subscribe(activity: activity)
+        case .reconcile:
+            var run: Range<Int>?
+            var action: ReconcileAction?
+            try members(["run", "action", "reason", "finding"]) { reader, field throws(UnusualPayload) in
+                switch field {
+                case 0: run = try reader.validateString()
+                case 1: action = try reader.optionalEnum(ReconcileAction.self)
+                default: try reader.validateString()
+                }
+            }
+            guard let run, !run.isEmpty, action != nil else { throw UnusualPayload() }
+            return .reconcile
+        }
+    }
+
+    private mutating func request() throws(UnusualPayload) -> ProjectionEvent.Request {
+        var attributesType: String?
+        var attributes = false
+        var content: ProjectionEvent.Content?
+        var pushType: PushType?
+        var scheduledStart: Int64?
+        var origin: RequestOrigin?
+        var installation: String?
+        let fields: [StaticString] = [
+            "attributesType", "attributes", "content", "pushType", "style", "scheduledStart", "origin", "installation",
+        ]
+        try members(fields) { reader, field throws(UnusualPayload) in
+            switch field {
+            case 0: attributesType = try reader.optionalString()
+            case 1:
+                guard reader.scanner.current == UInt8(ascii: "{") else { throw UnusualPayload() }
+                try reader.skip(depth: 3)
+                attributes = true
+            case 2: content = try reader.content()
+            case 3: pushType = try reader.pushType()
+            case 4: _ = try reader.optionalEnum(ActivityStyle.self)
+            case 5: scheduledStart = try reader.optionalInstant()
+            case 6: origin = try reader.optionalEnum(RequestOrigin.self)
+            default: installation = try reader.optionalString()
+            }
+        }
+        guard let attributesType, !attributesType.isEmpty, attributes, let content else { throw UnusualPayload() }
+        return ProjectionEvent.Request(
+            attributesType: attributesType, installation: installation, origin: origin, pushType: pushType,
+            scheduledStart: scheduledStart, content: content)
+    }
+
+    private mutating func token() throws(UnusualPayload) -> String {
+        var token: String?
+        try members(["token", "environment"]) { reader, field throws(UnusualPayload) in
+            if field == 0 {
+                token = try reader.optionalString()
+            } else {
+                _ = try reader.optionalEnum(APNsEnvironment.self)
+            }
+        }
+        guard let token, !token.isEmpty,
+            token.utf8.allSatisfy({ (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) })
+        else { throw UnusualPayload() }
+        return token
+    }
+
+    private mutating func update() throws(UnusualPayload) -> (ProjectionEvent.Content, Int64) {
+        var content: ProjectionEvent.Content?
+        var timestamp: Int64?
+        try members(["content", "timestamp", "alert", "priority"]) { reader, field throws(UnusualPayload) in
+            switch field {
+            case 0: content = try reader.content()
+            case 1: timestamp = try reader.optionalInt()
+            case 2: try reader.alert()
+            default: try reader.priority()
+            }
+        }
+        guard let content, let timestamp else { throw UnusualPayload() }
+        return (content, timestamp)
+    }
+
+    private mutating func end() throws(UnusualPayload) -> ProjectionEvent.End {
+        var content: ProjectionEvent.Content?
+        var timestamp: Int64?
+        var policy: DismissalPolicy?
+        try members(["content", "timestamp", "dismissalPolicy"]) { reader, field throws(UnusualPayload) in
+            switch field {
+            case 0: if try !reader.scanner.null() { content = try reader.content() }
+            case 1: timestamp = try reader.optionalInt()
+            default: policy = try reader.dismissalPolicy()
+            }
+        }
+        guard let timestamp else { throw UnusualPayload() }
+        return ProjectionEvent.End(content: content, timestamp: timestamp, dismissalPolicy: policy)
+    }
+
+    private mutating func push() throws(UnusualPayload) -> ProjectionEvent.Push {
+        var refersTo: Range<Int>?
+        var status: Int64?
+        var token: Range<Int>?
+        var apnsTimestamp: Int64?
+        let fields: [StaticString] = [
+            "refersTo", "status", "apnsTimestamp", "token", "reason", "apnsId", "channel", "priority",
+        ]
+        try members(fields) { reader, field throws(UnusualPayload) in
+            switch field {
+            case 0: refersTo = try reader.validateString()
+            case 1: status = try reader.optionalInt()
+            case 2: apnsTimestamp = try reader.apnsTimestamp()
+            case 3: token = try reader.validateString()
+            case 4, 5, 6: try reader.validateString()
+            default: try reader.priority()
+            }
+        }
+        guard let refersTo, !refersTo.isEmpty, let status, (100...599).contains(status) else { throw UnusualPayload() }
+        // Only a 410's token is used (`recordDeath`): the others are validated, not made into strings.
+        let tokenText = try status == 410 ? token.map(scanner.text) : nil
+        return ProjectionEvent.Push(status: Int(status), token: tokenText, apnsTimestamp: apnsTimestamp)
+    }
+}

@@ -1,0 +1,136 @@
+import ActivityModel
+import Foundation
+
+/// The part of an event the projection reads (`ProjectionBatch`): what `LedgerEvent` carries minus attributes,
+/// alerts and the other fields no projection column depends on.
+///
+/// A rebuild makes these straight from stored payloads (`ProjectionDecoder`) without building JSON trees; an
+/// append converts the events it already decoded (`init(_:)`). Both give the same rows.
+struct ProjectionEvent: Equatable, Sendable {
+    var stream: StreamName
+    /// Unix milliseconds.
+    var at: Int64
+    var source: Source
+    var body: Body
+
+    enum Body: Equatable, Sendable {
+        case request(Request)
+        case token(String)
+        case startToken(String)
+        case update(Content, timestamp: Int64)
+        case end(End)
+        case dismiss(DismissedByActor)
+        case push(Push)
+        case observe
+        case subscribe(activity: String)
+        case reconcile
+    }
+
+    struct Request: Equatable, Sendable {
+        var attributesType: String
+        var installation: String?
+        var origin: RequestOrigin?
+        var pushType: PushType?
+        /// Unix milliseconds.
+        var scheduledStart: Int64?
+        var content: Content
+    }
+
+    struct End: Equatable, Sendable {
+        var content: Content?
+        /// Unix seconds.
+        var timestamp: Int64
+        var dismissalPolicy: DismissalPolicy?
+    }
+
+    struct Push: Equatable, Sendable {
+        var status: Int
+        /// A 410's token (the token it kills); nil for any other status, whose token no projection reads.
+        var token: String?
+        /// Unix milliseconds.
+        var apnsTimestamp: Int64?
+
+        var isSuccess: Bool { (200..<300).contains(status) }
+    }
+
+    /// An `ActivityContent` as the projection sees it.
+    struct Content: Equatable, Sendable {
+        var state: ContentState
+        /// Unix milliseconds.
+        var staleDate: Int64?
+        /// Over `ActivityContent.maximumStateSize` compact bytes: recorded, never displayed.
+        var isTooLarge: Bool
+    }
+
+    init(stream: StreamName, at: Int64, source: Source, body: Body) {
+        self.stream = stream
+        self.at = at
+        self.source = source
+        self.body = body
+    }
+
+    /// The projection's view of an event the caller already decoded.
+    init(_ event: LedgerEvent) {
+        stream = event.stream
+        at = event.at.milliseconds
+        source = event.source
+        switch event.data {
+        case .request(let request):
+            body = .request(
+                Request(
+                    attributesType: request.attributesType, installation: request.installation,
+                    origin: request.origin, pushType: request.pushType,
+                    scheduledStart: request.scheduledStart?.milliseconds, content: Content(request.content)))
+        case .token(let data): body = .token(data.token)
+        case .startToken(let data): body = .startToken(data.token)
+        case .update(let update): body = .update(Content(update.content), timestamp: update.timestamp)
+        case .end(let end):
+            body = .end(
+                End(
+                    content: end.content.map(Content.init), timestamp: end.timestamp,
+                    dismissalPolicy: end.dismissalPolicy))
+        case .dismiss(let dismiss): body = .dismiss(dismiss.by)
+        case .push(let push):
+            body = .push(
+                Push(
+                    status: push.status, token: push.status == 410 ? push.token : nil,
+                    apnsTimestamp: push.apnsTimestamp?.milliseconds))
+        case .observe: body = .observe
+        case .subscribe(let subscribe): body = .subscribe(activity: subscribe.activity)
+        case .reconcile: body = .reconcile
+        }
+    }
+}
+
+extension ProjectionEvent.Content {
+    init(_ content: ActivityContent) {
+        self.init(
+            state: .value(content.state), staleDate: content.staleDate?.milliseconds, isTooLarge: content.isTooLarge)
+    }
+}
+
+/// A content state, parsed or still as its bytes in a stored payload; only the state an activity row ends up
+/// with is hashed (`intended_hash`), so a rebuild parses one state per row instead of every one.
+enum ContentState: Equatable, Sendable {
+    case value(JSONValue)
+    /// `payload[range]` is the state's JSON, already validated.
+    case stored(payload: [UInt8], range: Range<Int>)
+
+    /// Bytes of the payload this state keeps alive.
+    var storedBytes: Int {
+        if case .stored(let payload, _) = self { return payload.count }
+        return 0
+    }
+
+    /// `NightlyFacts.hash` of the state.
+    var hash: Data {
+        switch self {
+        case .value(let value):
+            return NightlyFacts.hash(value)
+        case .stored(let payload, let range):
+            // Validated by the decoder that made it, so this parse cannot fail; an empty hash would show if it did.
+            guard let value = try? JSONParser.parse(payload[range]) else { return Data() }
+            return NightlyFacts.hash(value)
+        }
+    }
+}
