@@ -66,30 +66,15 @@ struct ParallelScanTests {
 
     @Test("a scan stops when the body says so, before, at and after the readers start", arguments: [1, 2_049, 2_600, 6_999])
     func stopsEarly(after wanted: Int) async throws {
-        let fixture = try await Self.filled()
-        var seen = 0
-        try fixture.store.forEachEvent(after: 0) { _ in
-            seen += 1
-            return seen < wanted
-        }
-        #expect(seen == wanted)
+        #expect(try await Self.filled().eventsSeen(stoppingAfter: wanted) == wanted)
     }
 
     @Test("a payload that does not decompress throws naming its position, after every earlier event", arguments: [3, 6_999])
     func corruptPayload(position: Int64) async throws {
-        let fixture = try await Self.filled()
-        try await fixture.store.pool.write { (db) throws in
-            try db.execute(
-                sql: "UPDATE events SET payload = ? WHERE position = ?",
-                arguments: [Data([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0xff, 0xff]), position])
-        }
-        var positions: [Int64] = []
-        let error = #expect(throws: StoreError.self) {
-            try fixture.store.forEachEvent(after: 0) { positions.append($0.position); return true }
-        }
+        let (seen, error) = try await Self.filled().scanWithCorruptPayload(at: position)
         #expect(error?.code == .corruptPayload)
         #expect(error?.message.contains("position \(position)") == true, "\(String(describing: error))")
-        #expect(position == 1 ? positions.isEmpty : Self.isRun(positions, 1...(position - 1)), "\(positions.count) positions")
+        #expect(position == 1 ? seen.isEmpty : Self.isRun(seen, 1...(position - 1)), "\(seen.count) positions")
     }
 
     @Test("a row naming a stream missing from the file throws naming its position, after every earlier event")

@@ -51,30 +51,15 @@ struct ScanPipelineTests {
 
     @Test("a scan stops as soon as the body says so, at any point of any chunk", arguments: [1, 511, 512, 513, 1_000, 2_099])
     func stopsEarly(after wanted: Int) async throws {
-        let fixture = try await Self.filled()
-        var seen = 0
-        try fixture.store.forEachEvent(after: 0) { _ in
-            seen += 1
-            return seen < wanted
-        }
-        #expect(seen == wanted)
+        #expect(try await Self.filled().eventsSeen(stoppingAfter: wanted) == wanted)
     }
 
     @Test("a payload that does not decompress throws naming its position, after every earlier event", arguments: [3, 1_300])
     func corruptPayload(position: Int64) async throws {
-        let fixture = try await Self.filled()
-        try await fixture.store.pool.write { (db) throws in
-            try db.execute(
-                sql: "UPDATE events SET payload = ? WHERE position = ?",
-                arguments: [Data([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0xff, 0xff]), position])
-        }
-        var positions: [Int64] = []
-        let error = #expect(throws: StoreError.self) {
-            try fixture.store.forEachEvent(after: 0) { positions.append($0.position); return true }
-        }
+        let (seen, error) = try await Self.filled().scanWithCorruptPayload(at: position)
         #expect(error?.code == .corruptPayload)
         #expect(error?.message.contains("position \(position)") == true)
-        #expect(positions == Array(1..<position))
+        #expect(seen == Array(1..<position))
     }
 
     @Test("an error thrown by the body ends the scan with that error")

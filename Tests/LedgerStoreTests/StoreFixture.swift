@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LedgerStore
 import Logging
 
@@ -34,4 +35,33 @@ func event(
     payload: String = #"{"n":1}"#
 ) -> NewEvent {
     NewEvent(id: id, stream: stream, type: type, at: at, recordedAt: 2_000, payload: Array(payload.utf8))
+}
+
+extension StoreFixture {
+    /// Scans the whole log and counts how many events the body saw before asking to stop after `wanted`.
+    func eventsSeen(stoppingAfter wanted: Int) throws -> Int {
+        var seen = 0
+        try store.forEachEvent(after: 0) { _ in
+            seen += 1
+            return seen < wanted
+        }
+        return seen
+    }
+
+    /// Replaces the payload at `position` by a zstd frame that does not decompress, scans the whole log, and
+    /// returns the positions the body saw and the error the scan threw.
+    func scanWithCorruptPayload(at position: Int64) async throws -> (seen: [Int64], error: StoreError?) {
+        try await store.pool.write { (db) throws in
+            try db.execute(
+                sql: "UPDATE events SET payload = ? WHERE position = ?",
+                arguments: [Data([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0xff, 0xff]), position])
+        }
+        var seen: [Int64] = []
+        do {
+            try store.forEachEvent(after: 0) { seen.append($0.position); return true }
+            return (seen, nil)
+        } catch let error as StoreError {
+            return (seen, error)
+        }
+    }
 }
