@@ -50,8 +50,7 @@ extension EventStore {
     ) throws {
         do {
             let last = try lastPosition(in: db)
-            let blocks = ParallelScan.leadingBlocks + ParallelScan.minimumReaderBlocks
-            if last - position >= Int64(blocks) * ParallelScan.blockRows {
+            if ParallelScan.worthReaders(events: last - position) {
                 try ParallelScan.run(
                     path: pool.path, db: db, after: position, last: last, decoders: decoders, transform: transform, body)
                 return

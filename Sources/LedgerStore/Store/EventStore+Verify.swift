@@ -30,7 +30,7 @@ extension EventStore {
                 return ok
             }
             do {
-                if limit >= Int64(ParallelScan.leadingBlocks + ParallelScan.minimumReaderBlocks) * ParallelScan.blockRows {
+                if ParallelScan.worthReaders(events: limit) {
                     try ParallelScan.run(
                         path: pool.path, db: db, after: 0, last: limit, decoders: decoders, transform: ChainHasher.prefix,
                         check)

@@ -20,6 +20,11 @@ enum ParallelScan {
     static let leadingBlocks = 4
     /// Fewer blocks than this after the leading ones are not worth two more connections.
     static let minimumReaderBlocks = 8
+    /// Whether a scan of `events` rows is long enough for the readers (else `ScanPipeline` serves it).
+    static func worthReaders(events: Int64) -> Bool {
+        events >= Int64(leadingBlocks + minimumReaderBlocks) * blockRows
+    }
+
     /// Blocks a reader may have decoded ahead of the caller.
     static let readAhead = 2
 
