@@ -114,6 +114,7 @@ struct IntegrityTests {
     func dictionaryRotation() async throws {
         var configuration = StoreFixture.fastConfiguration
         configuration.firstDictionaryAfter = 200
+        configuration.trainsInBackground = false
         configuration.retrainEvery = 300
         configuration.dictionarySize = 4_096
         let fixture = try await filled(1_000, configuration: configuration)

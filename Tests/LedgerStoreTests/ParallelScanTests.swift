@@ -17,6 +17,7 @@ struct ParallelScanTests {
     static func filled(count: Int = count) async throws -> StoreFixture {
         var configuration = StoreFixture.fastConfiguration
         configuration.firstDictionaryAfter = 2_000
+        configuration.trainsInBackground = false
         let fixture = try StoreFixture(configuration: configuration)
         try await append(CorpusGenerator(seed: 34, activities: count / 20, eventsPerActivity: 20).prefix(count), to: fixture.store)
         return fixture

@@ -9,6 +9,7 @@ struct PrecompressionTests {
     static func rotatingConfiguration() -> StoreConfiguration {
         var configuration = StoreFixture.fastConfiguration
         configuration.firstDictionaryAfter = 200
+        configuration.trainsInBackground = false
         configuration.retrainEvery = 300
         configuration.dictionarySize = 4_096
         return configuration

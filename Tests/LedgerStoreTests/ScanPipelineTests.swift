@@ -14,6 +14,7 @@ struct ScanPipelineTests {
     static func filled() async throws -> StoreFixture {
         var configuration = StoreFixture.fastConfiguration
         configuration.firstDictionaryAfter = 600
+        configuration.trainsInBackground = false
         let fixture = try StoreFixture(configuration: configuration)
         let corpus = Array(CorpusGenerator(seed: 21, activities: count / 20, eventsPerActivity: 20).prefix(count))
         for start in stride(from: 0, to: corpus.count, by: 300) {

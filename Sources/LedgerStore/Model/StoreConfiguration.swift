@@ -23,6 +23,10 @@ public struct StoreConfiguration: Sendable {
     public var dictionarySize = 64 * 1024
     /// Memory kept for training samples.
     public var sampleBytes = 4 * 1024 * 1024
+    /// Trains dictionaries on a thread of their own while appends go on (installed between later batches);
+    /// false trains inside the writer, between the batch that made training due and the next (tests use it to
+    /// know which rows a dictionary compresses).
+    public var trainsInBackground = true
     /// Most events one group-commit transaction takes from the queue.
     public var maximumGroupEvents = 20_000
     /// WAL size (in 4 KiB frames) from which a background connection checkpoints (see `WALCheckpointer`).

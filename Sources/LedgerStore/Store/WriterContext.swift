@@ -12,6 +12,8 @@ final class WriterContext: @unchecked Sendable {
     /// nil until loaded from the file, and again after a failed transaction.
     private var encoder: PayloadEncoder?
     private var trainer: DictionaryTrainer
+    /// A dictionary training beside the writer, when `trainsInBackground`.
+    private var training: TrainingJob?
     /// Events written since the current dictionary (or since the start when there is none).
     private var eventsUnderDictionary: Int64 = 0
     var hasher = ChainHasher()
@@ -48,35 +50,60 @@ final class WriterContext: @unchecked Sendable {
     func reset() {
         encoder = nil
         trainer.reset()
+        training = nil
     }
 
     /// Notes the payloads of a batch that was written (inside its savepoint, which succeeded).
     func didWrite(_ payloads: [[UInt8]]) {
         eventsUnderDictionary += Int64(payloads.count)
-        if trainingDue(ignoringSamples: true) {
+        if training == nil, trainingDue(ignoringSamples: true) {
             for payload in payloads { trainer.add(payload) }
         }
     }
 
-    /// Trains and installs a new dictionary when one is due. Runs between batches, inside the transaction,
-    /// so the dictionary row commits or rolls back together with the rows compressed by it. A failure is
-    /// logged, never thrown: the batch before it is already written and rows keep the previous dictionary.
+    /// Starts training a new dictionary when one is due (on a thread of its own when `trainsInBackground`) and
+    /// installs a trained one. Runs between batches, inside the transaction, so the dictionary row commits or
+    /// rolls back together with the rows compressed by it (a rolled-back transaction also drops a job in flight:
+    /// `reset`). A failure is logged, never thrown: the batch before it is already written and rows keep the
+    /// previous dictionary.
     func trainIfDue(_ db: Database, nextPosition: Int64, logger: Logger) {
         do {
             try train(db, nextPosition: nextPosition, logger: logger)
         } catch {
             logger.warning("dictionary training failed; keeping the current dictionary", metadata: ["ledger.error": "\(error)"])
             trainer.reset()
+            training = nil
         }
     }
 
     private func train(_ db: Database, nextPosition: Int64, logger: Logger) throws {
-        guard let encoder, trainingDue(ignoringSamples: false) else { return }
-        guard let bytes = trainer.train() else {
+        guard let encoder else { return }
+        let trained: [UInt8]?
+        if let job = training {
+            guard let result = job.result else { return }
+            training = nil
+            trained = result
+        } else {
+            guard trainingDue(ignoringSamples: false) else { return }
+            guard !configuration.trainsInBackground else {
+                training = TrainingJob(trainer)
+                trainer.reset()
+                return
+            }
+            trained = trainer.train()
+        }
+        guard let bytes = trained else {
             logger.debug("dictionary training found too little material; collecting again")
             trainer.reset()
             return
         }
+        try install(bytes, encoder: encoder, db: db, nextPosition: nextPosition, logger: logger)
+    }
+
+    /// Stores `bytes` as the newest dictionary, used from `nextPosition` on.
+    private func install(_ bytes: [UInt8], encoder: PayloadEncoder, db: Database, nextPosition: Int64, logger: Logger)
+        throws
+    {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         try db.execute(
             sql: "INSERT INTO dictionaries(created_at, first_position, bytes) VALUES (?, ?, ?)",
