@@ -136,25 +136,11 @@ struct ProjectionDecoderTests {
 extension ProjectionEvent {
     /// The event with every stored content state parsed, comparable with the full decoder's.
     var resolved: ProjectionEvent {
-        func resolve(_ content: Content) -> Content {
+        mapContents { content in
             guard case .stored(let payload, let range) = content.state else { return content }
             var copy = content
             copy.state = .value((try? JSONParser.parse(payload[range])) ?? .null)
             return copy
         }
-        var copy = self
-        switch body {
-        case .request(var request):
-            request.content = resolve(request.content)
-            copy.body = .request(request)
-        case .update(let content, let timestamp):
-            copy.body = .update(resolve(content), timestamp: timestamp)
-        case .end(var end):
-            end.content = end.content.map(resolve)
-            copy.body = .end(end)
-        default:
-            break
-        }
-        return copy
     }
 }

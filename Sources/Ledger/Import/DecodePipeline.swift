@@ -16,6 +16,8 @@ final class DecodePipeline: @unchecked Sendable {
     /// One decoded batch, in input order.
     struct Batch {
         var events: [LedgerEvent] = []
+        /// The events as the inline projection reads them, made here rather than on the writer.
+        var handed: [ActivityProjector.Handed] = []
         var stored: [NewEvent] = []
         var lines: [Int] = []
         /// Where the reader was after the batch.
@@ -102,6 +104,7 @@ final class DecodePipeline: @unchecked Sendable {
                 guard line.contains(where: { !Ledger.isWhitespace($0) }) else { continue }
                 let event = try decode(line, lineNumber: reader.lineNumber)
                 batch.events.append(event)
+                batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
                 var stored = Ledger.newEvent(event)
                 if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
                     throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)

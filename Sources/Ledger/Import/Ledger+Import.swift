@@ -95,7 +95,7 @@ private struct BatchImporter {
                 throw error
             }
         }
-        ledger.projector.handOver(batch.events, app: app)
+        ledger.projector.handOver(batch.handed, app: app)
         defer { ledger.projector.withdraw(batch.events) }
         let result: AppendResult
         do {

@@ -102,6 +102,35 @@ struct ProjectionEvent: Equatable, Sendable {
     }
 }
 
+extension ProjectionEvent {
+    /// The event with `transform` applied to each content it carries (request, update, end).
+    func mapContents(_ transform: (Content) -> Content) -> ProjectionEvent {
+        var copy = self
+        switch body {
+        case .request(var request):
+            request.content = transform(request.content)
+            copy.body = .request(request)
+        case .update(let content, let timestamp):
+            copy.body = .update(transform(content), timestamp: timestamp)
+        case .end(var end):
+            end.content = end.content.map(transform)
+            copy.body = .end(end)
+        default:
+            break
+        }
+        return copy
+    }
+
+    /// The event with each content state replaced by its hash (`ContentState.hashed`).
+    func hashingStates() -> ProjectionEvent {
+        mapContents { content in
+            var hashed = content
+            hashed.state = .hashed(content.state.hash)
+            return hashed
+        }
+    }
+}
+
 extension ProjectionEvent.Content {
     init(_ content: ActivityContent) {
         self.init(
@@ -115,6 +144,9 @@ enum ContentState: Equatable, Sendable {
     case value(JSONValue)
     /// `payload[range]` is the state's JSON, already validated.
     case stored(payload: [UInt8], range: Range<Int>)
+    /// Only the state's hash, computed where the event was decoded (an append's caller, an import's decoding
+    /// thread), so the writer neither canonicalizes nor hashes states.
+    case hashed(Data)
 
     /// Bytes of the payload this state keeps alive.
     var storedBytes: Int {
@@ -127,6 +159,8 @@ enum ContentState: Equatable, Sendable {
         switch self {
         case .value(let value):
             return NightlyFacts.hash(value)
+        case .hashed(let hash):
+            return hash
         case .stored(let payload, let range):
             // Validated by the decoder that made it, so this parse cannot fail; an empty hash would show if it did.
             guard let value = try? JSONParser.parse(payload[range]) else { return Data() }
