@@ -82,10 +82,8 @@ final class ActivityProjector: InlineProjector {
 
     /// Saves the position up to which `tables` hold the projection (in the transaction that wrote the rows).
     static func savePosition(_ position: Int64, tables: ProjectionTables, db: Database) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)",
-            arguments: [name, position]
-        )
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)")
+            .execute(arguments: [name, position])
     }
 
     private struct Claim: Hashable {

@@ -166,14 +166,14 @@ struct ProjectionBatch {
     private mutating func readSummary(_ id: String) throws -> ActivitySummary? {
         if let written, !written.contains(id.hashValue) { return nil }
         if selectSummary == nil { selectSummary = try SummaryRow.selectStatement(db, table: tables.activities) }
-        return try SummaryRow.fetch(selectSummary!, activity: id)
+        return try SummaryRow.fetch(selectSummary!, activity: id, db: db)
     }
 
     mutating func flush() throws {
         guard !rows.isEmpty else { return }
         if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
         for row in rows.values {
-            try SummaryRow.write(row, insertSummary!)
+            try SummaryRow.write(row, insertSummary!, db: db)
             written?.insert(row.activity.hashValue)
         }
         rows.removeAll(keepingCapacity: true)

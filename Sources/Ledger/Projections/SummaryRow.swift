@@ -24,51 +24,76 @@ enum SummaryRow {
 
     private static let placeholders = Array(repeating: "?", count: 29).joined(separator: ",")
 
-    static func fetch(_ statement: Statement, activity: String) throws -> ActivitySummary? {
-        try Row.fetchOne(statement, arguments: [activity]).map(decode)
-    }
-
-    static func decode(_ row: Row) -> ActivitySummary {
-        var s = ActivitySummary(activity: row[0])
-        s.attributesType = row[1]
-        s.installation = row[2]
-        s.pushType = row[3]
-        s.channel = row[4]
-        s.origin = row[5]
-        s.requestedAt = row[6]
-        s.startAt = row[7]
-        s.token = row[8]
-        s.tokenAt = row[9]
-        s.tokenPosition = row[10]
-        s.endedAt = row[11]
-        s.endedBy = row[12]
-        s.endPolicy = row[13]
-        s.endPolicyDate = row[14]
-        s.dismissedAt = row[15]
-        s.dismissedBy = row[16]
-        s.contentTimestamp = row[17]
-        s.staleAt = row[18]
-        s.events = row[19]
-        s.firstPosition = row[20]
-        s.lastPosition = row[21]
-        s.lastAt = row[22]
-        s.factsAt = row[23]
-        s.intendedAt = row[24]
-        s.intendedPosition = row[25]
-        s.intendedHash = row[26]
-        s.requests = row[27]
-        s.doubts = row[28]
+    /// The stored row of `activity`, read with the raw column API (see LedgerStore's `SQLiteBinding`).
+    static func fetch(_ statement: Statement, activity: String, db: Database) throws -> ActivitySummary? {
+        statement.bind(activity, at: 1)
+        defer { statement.resetBindings() }
+        guard try statement.stepRow(db) else { return nil }
+        let row = statement
+        var s = ActivitySummary(activity: row.text(at: 0))
+        s.attributesType = row.optionalText(at: 1)
+        s.installation = row.optionalText(at: 2)
+        s.pushType = row.optionalText(at: 3)
+        s.channel = row.optionalText(at: 4)
+        s.origin = row.optionalText(at: 5)
+        s.requestedAt = row.optionalInt64(at: 6)
+        s.startAt = row.optionalInt64(at: 7)
+        s.token = row.optionalText(at: 8)
+        s.tokenAt = row.optionalInt64(at: 9)
+        s.tokenPosition = row.optionalInt64(at: 10)
+        s.endedAt = row.optionalInt64(at: 11)
+        s.endedBy = row.optionalText(at: 12)
+        s.endPolicy = row.optionalText(at: 13)
+        s.endPolicyDate = row.optionalInt64(at: 14)
+        s.dismissedAt = row.optionalInt64(at: 15)
+        s.dismissedBy = row.optionalText(at: 16)
+        s.contentTimestamp = row.optionalInt64(at: 17)
+        s.staleAt = row.optionalInt64(at: 18)
+        s.events = row.int64(at: 19)
+        s.firstPosition = row.optionalInt64(at: 20)
+        s.lastPosition = row.optionalInt64(at: 21)
+        s.lastAt = row.optionalInt64(at: 22)
+        s.factsAt = row.optionalInt64(at: 23)
+        s.intendedAt = row.optionalInt64(at: 24)
+        s.intendedPosition = row.optionalInt64(at: 25)
+        s.intendedHash = row.optionalData(at: 26)
+        s.requests = row.int64(at: 27)
+        s.doubts = row.int64(at: 28)
         return s
     }
 
-    static func write(_ s: ActivitySummary, _ statement: Statement) throws {
-        let values: [(any DatabaseValueConvertible)?] = [
-            s.activity, s.attributesType, s.installation, s.pushType, s.channel, s.origin, s.requestedAt,
-            s.startAt, s.token, s.tokenAt, s.tokenPosition, s.endedAt, s.endedBy, s.endPolicy, s.endPolicyDate,
-            s.dismissedAt, s.dismissedBy, s.contentTimestamp, s.staleAt, s.events, s.firstPosition,
-            s.lastPosition, s.lastAt, s.factsAt, s.intendedAt, s.intendedPosition,
-            s.intendedState?.hash ?? s.intendedHash, s.requests, s.doubts,
-        ]
-        try statement.execute(arguments: StatementArguments(values))
+    /// Inserts (or replaces) the row, binding with the raw API.
+    static func write(_ s: ActivitySummary, _ statement: Statement, db: Database) throws {
+        defer { statement.resetBindings() }
+        statement.bind(s.activity, at: 1)
+        statement.bind(s.attributesType, at: 2)
+        statement.bind(s.installation, at: 3)
+        statement.bind(s.pushType, at: 4)
+        statement.bind(s.channel, at: 5)
+        statement.bind(s.origin, at: 6)
+        statement.bind(s.requestedAt, at: 7)
+        statement.bind(s.startAt, at: 8)
+        statement.bind(s.token, at: 9)
+        statement.bind(s.tokenAt, at: 10)
+        statement.bind(s.tokenPosition, at: 11)
+        statement.bind(s.endedAt, at: 12)
+        statement.bind(s.endedBy, at: 13)
+        statement.bind(s.endPolicy, at: 14)
+        statement.bind(s.endPolicyDate, at: 15)
+        statement.bind(s.dismissedAt, at: 16)
+        statement.bind(s.dismissedBy, at: 17)
+        statement.bind(s.contentTimestamp, at: 18)
+        statement.bind(s.staleAt, at: 19)
+        statement.bind(s.events, at: 20)
+        statement.bind(s.firstPosition, at: 21)
+        statement.bind(s.lastPosition, at: 22)
+        statement.bind(s.lastAt, at: 23)
+        statement.bind(s.factsAt, at: 24)
+        statement.bind(s.intendedAt, at: 25)
+        statement.bind(s.intendedPosition, at: 26)
+        statement.bind(s.intendedState?.hash ?? s.intendedHash, at: 27)
+        statement.bind(s.requests, at: 28)
+        statement.bind(s.doubts, at: 29)
+        _ = try statement.stepRow(db)
     }
 }

@@ -1,12 +1,15 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
-// Thin helpers over the raw C API for the two measured hot paths (append and scan); everything else goes
-// through GRDB. The statements themselves come from `db.cachedStatement(sql:)`.
+// Thin helpers over the raw C API for the measured hot paths (append, scan, and the Ledger's inline projection
+// rows); everything else goes through GRDB. The statements themselves come from `db.cachedStatement(sql:)`.
+// GRDB's `StatementArguments` and `Row` subscripts are generic over the value type: on the writer they cost
+// runtime metadata lookups for every value.
 
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-extension Statement {
+public extension Statement {
     func bind(_ value: Int64, at index: Int32) {
         sqlite3_bind_int64(sqliteStatement, index, value)
     }
@@ -19,6 +22,17 @@ extension Statement {
         sqlite3_bind_text(sqliteStatement, index, value, -1, transient)
     }
 
+    func bind(_ value: String?, at index: Int32) {
+        if let value { bind(value, at: index) } else { sqlite3_bind_null(sqliteStatement, index) }
+    }
+
+    func bind(_ data: Data?, at index: Int32) {
+        guard let data else { sqlite3_bind_null(sqliteStatement, index); return }
+        _ = data.withUnsafeBytes { raw in
+            sqlite3_bind_blob(sqliteStatement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), transient)
+        }
+    }
+
     func bind(_ bytes: [UInt8], at index: Int32) {
         _ = bytes.withUnsafeBytes { raw in
             // A zero-length blob must still be a blob, not NULL.
@@ -26,7 +40,7 @@ extension Statement {
         }
     }
 
-    func bind(_ id: StoredEventID, at index: Int32) {
+    internal func bind(_ id: StoredEventID, at index: Int32) {
         switch id {
         case .uuid(let bytes): bind(bytes, at: index)
         case .text(let text): bind(text, at: index)
@@ -62,6 +76,14 @@ extension Statement {
         guard let pointer = sqlite3_column_text(sqliteStatement, column) else { return "" }
         let count = Int(sqlite3_column_bytes(sqliteStatement, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func optionalText(at column: Int32) -> String? {
+        sqlite3_column_type(sqliteStatement, column) == SQLITE_NULL ? nil : text(at: column)
+    }
+
+    func optionalData(at column: Int32) -> Data? {
+        sqlite3_column_type(sqliteStatement, column) == SQLITE_NULL ? nil : Data(blob(at: column))
     }
 
     /// The column's bytes, valid only until the next step or reset.
