@@ -23,7 +23,7 @@ struct ChainHasher {
         append(UInt32(payload.count))
         buffer.append(contentsOf: payload)
         buffer.append(contentsOf: previous)
-        return Array(SHA256.hash(data: buffer))
+        return SHA256.hash(data: buffer).withUnsafeBytes { Array($0) }  // not the generic Sequence copy
     }
 
     /// The SHA-256 state after every field of a row but the previous hash, which comes last: `verify` computes it
@@ -48,7 +48,7 @@ struct ChainHasher {
     static func finish(_ prefix: SHA256, previous: [UInt8]) -> [UInt8] {
         var state = prefix
         state.update(data: previous)
-        return Array(state.finalize())
+        return state.finalize().withUnsafeBytes { Array($0) }
     }
 
     private mutating func append(_ value: Int64) {
