@@ -1,6 +1,7 @@
 import CoreMetrics
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The service's metrics, in their own Prometheus registry (no global `MetricsSystem.bootstrap`, so each
 /// application and each test has its own numbers).
@@ -12,6 +13,8 @@ public final class ServerMetrics: Sendable {
     private let duplicateEvents: CoreMetrics.Counter
     private let batchSize: CoreMetrics.Recorder
     private let commitLatency: CoreMetrics.Timer
+    /// One counter per method and status, made once: making one looks it up in the registry by its labels.
+    private let responseCounters = Mutex<[ResponseKey: CoreMetrics.Counter]>([:])
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -47,10 +50,21 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one HTTP response.
     func recordResponse(method: String, status: Int) {
-        CoreMetrics.Counter(
-            label: "http_responses_total", dimensions: [("method", method), ("status", String(status))],
-            factory: factory
-        ).increment()
+        let key = ResponseKey(method: method, status: status)
+        let counter = responseCounters.withLock { counters in
+            if let known = counters[key] { return known }
+            let made = CoreMetrics.Counter(
+                label: "http_responses_total", dimensions: [("method", method), ("status", String(status))],
+                factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
+    }
+
+    private struct ResponseKey: Hashable {
+        var method: String
+        var status: Int
     }
 
     /// The Prometheus text exposition.

@@ -80,6 +80,6 @@ extension EventStore {
 
     /// Position of the last event as seen by `db` (0 for an empty log).
     public func lastPosition(in db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(position) FROM events")) ?? 0
     }
 }

@@ -59,10 +59,9 @@ struct Serve: AsyncParsableCommand {
         guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
 
+        let level = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
         LoggingSystem.bootstrap({ label, metadataProvider in
-            var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
-            handler.logLevel = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
-            return handler
+            LineLogHandler(label: label, level: level, metadataProvider: metadataProvider)
         }, metadataProvider: LedgerServerApp.logMetadataProvider)
         let logger = Logger(label: "activity-ledger.serve")
         let keys = try APIKeyStore(path: db)
