@@ -201,6 +201,23 @@ struct QueryTests {
         #expect(error?.code == .forbidden)
     }
 
+    @Test("an app's append that was all duplicates claims nothing: a stream written without an app stays free")
+    func duplicatesClaimNothing() async throws {
+        let temp = try TemporaryLedger()
+        let request = #"{"id":"e1","stream":"activity:R3","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"R3"},"content":{"state":{"eta":5}},"pushType":"token"}}"#
+        try await temp.append(request)  // no app: the stream has no owner
+        let resent = try await temp.append(request, app: "com.first")
+        #expect(resent.first?.duplicate == true)
+        #expect(try temp.ledger.owner(ofStream: "activity:R3") == nil)
+        _ = try await temp.append(#"{"stream":"activity:R3","type":"dismiss","at":"2026-11-20T21:07:00Z","data":{"by":"user"}}"#, app: "com.second")
+        #expect(try temp.ledger.owner(ofStream: "activity:R3") == "com.second")
+        // Once committed, the owner is remembered for the next check.
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.append(#"{"stream":"activity:R3","type":"dismiss","at":"2026-11-20T21:08:00Z","data":{"by":"system"}}"#, app: "com.first")
+        }
+        #expect(error?.code == .forbidden)
+    }
+
     @Test("an event built in code with a stream that cannot read back is refused before anything is written")
     func unreadableStreamRefused() async throws {
         let temp = try TemporaryLedger()

@@ -41,6 +41,12 @@ extension Ledger {
         do {
             let result = try await store.append(batch)
             projector.withdraw(events)
+            if let app {
+                // Committed: the projector claimed every stream a new event of the batch is on for `app` (or
+                // the batch failed), so the next append to them needs no read.
+                let claimed = Set(events.indices.filter { !result.duplicate[$0] }.map { events[$0].stream.description })
+                knownOwners.remember(claimed.map { (stream: $0, app: app) })
+            }
             return Self.outcomes(events, result)
         } catch {
             projector.withdraw(events)
