@@ -24,13 +24,26 @@ struct BackgroundTrainingTests {
         return appended
     }
 
-    @Test("appends go on while zstd trains; the dictionary is used from the row after the batch that installs it")
-    func installedBetweenLaterBatches() async throws {
+    /// A store that trains its first dictionary after 500 events (and never again), and a corpus of 6,000.
+    private func trainingStore(seed: UInt64) throws -> (StoreFixture, [CorpusEvent]) {
         var configuration = StoreFixture.fastConfiguration
         configuration.firstDictionaryAfter = 500
         configuration.retrainEvery = 0
-        let fixture = try StoreFixture(configuration: configuration)
-        let corpus = Array(CorpusGenerator(seed: 11, activities: 600, eventsPerActivity: 10))
+        return (try StoreFixture(configuration: configuration),
+                Array(CorpusGenerator(seed: seed, activities: 600, eventsPerActivity: 10)))
+    }
+
+    /// Every payload reads back in order, and the chain verifies.
+    private func expectReadBack(_ store: EventStore, _ corpus: ArraySlice<CorpusEvent>) throws {
+        var read: [[UInt8]] = []
+        try store.forEachEvent(after: 0) { read.append($0.payload); return true }
+        #expect(read == corpus.map(\.payload))
+        #expect(try store.verify().ok)
+    }
+
+    @Test("appends go on while zstd trains; the dictionary is used from the row after the batch that installs it")
+    func installedBetweenLaterBatches() async throws {
+        let (fixture, corpus) = try trainingStore(seed: 11)
         let appended = try await appendUntilTrained(fixture.store, corpus)
         let dictionaries = try fixture.store.stats().dictionaries
         try #require(dictionaries.count == 1, "no dictionary after \(appended) events")
@@ -50,19 +63,12 @@ struct BackgroundTrainingTests {
         #expect((first - 1) % 50 == 0, "installed inside a batch, at \(first)")
         #expect(firstUser == first)
         #expect(unnamedAfter == 0)
-        var read: [[UInt8]] = []
-        try fixture.store.forEachEvent(after: 0) { read.append($0.payload); return true }
-        #expect(read == corpus.prefix(appended).map(\.payload))
-        #expect(try fixture.store.verify().ok)
+        try expectReadBack(fixture.store, corpus.prefix(appended))
     }
 
     @Test("a transaction rolled back while zstd trains leaves a store that appends and trains as before")
     func rollbackDropsTheJob() async throws {
-        var configuration = StoreFixture.fastConfiguration
-        configuration.firstDictionaryAfter = 500
-        configuration.retrainEvery = 0
-        let fixture = try StoreFixture(configuration: configuration)
-        let corpus = Array(CorpusGenerator(seed: 12, activities: 600, eventsPerActivity: 10))
+        let (fixture, corpus) = try trainingStore(seed: 12)
         func batch(_ range: Range<Int>) -> AppendBatch {
             AppendBatch(events: corpus[range].map {
                 NewEvent(id: $0.id, stream: $0.stream, type: $0.type, at: $0.at, payload: $0.payload)
@@ -79,9 +85,6 @@ struct BackgroundTrainingTests {
         }
         let appended = 500 + (try await appendUntilTrained(fixture.store, Array(corpus[500...])))
         #expect(try fixture.store.stats().dictionaries.count == 1)
-        var read: [[UInt8]] = []
-        try fixture.store.forEachEvent(after: 0) { read.append($0.payload); return true }
-        #expect(read == corpus.prefix(appended).map(\.payload))
-        #expect(try fixture.store.verify().ok)
+        try expectReadBack(fixture.store, corpus.prefix(appended))
     }
 }
