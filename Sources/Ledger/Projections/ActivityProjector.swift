@@ -45,6 +45,7 @@ final class ActivityProjector: InlineProjector {
         handOver(events.map { Handed($0, hashingStates: true) }, app: app)
     }
 
+    /// The same for events already converted off the writer (an import's decoding thread).
     func handOver(_ events: [Handed], app: String?) {
         pending.withLock { map in
             for event in events { if let id = event.id { map[id] = Pending(event: event.event, app: app) } }
