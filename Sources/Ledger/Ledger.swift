@@ -13,15 +13,12 @@ public final class Ledger: Sendable {
     let projector: ActivityProjector
     let logger: Logger
     public let maxEventBytes: Int
-    /// Stream owners read from committed data: an owner never changes, so an append by the owning app needs
-    /// no read transaction once its streams are known (see `checkOwnership(of:app:)`).
-    let knownOwners = StreamOwners.Cache()
 
     public init(path: String, configuration: LedgerConfiguration = .init(), logger: Logger) throws {
         self.path = path
         self.logger = logger
         self.maxEventBytes = configuration.maxEventBytes
-        let projector = ActivityProjector()
+        let projector = ActivityProjector(logger: logger)
         var storeConfiguration = configuration.store
         if !storeConfiguration.readOnly { storeConfiguration.projector = projector }
         do {

@@ -11,6 +11,7 @@ enum LedgerSchema {
         ("102_stream_owners", ProjectionSQL.streamOwners + "\n"),
         ("103_nightly_facts", ProjectionSQL.nightlyFacts + "\n"),
         ("104_honoured_ends", ProjectionSQL.honouredEnds + "\n"),
+        ("105_app_namespaces", ProjectionSQL.appNamespaces + "\n"),
         ("201_reconcile_runs", ReconcileRuns.sql + "\n"),
     ]
 
@@ -18,6 +19,12 @@ enum LedgerSchema {
         var migrator = DatabaseMigrator()
         for migration in migrations {
             migrator.registerMigration("ledger." + migration.name) { db in
+                if migration.name == "105_app_namespaces" {
+                    let owners = try Row.fetchAll(db, sql: "SELECT stream, app FROM stream_owners").map {
+                        (stream: $0["stream"] as String, app: $0["app"] as String)
+                    }
+                    try EventStore.moveToNamespaces(owners, db: db)
+                }
                 try db.execute(sql: migration.sql)
             }
         }

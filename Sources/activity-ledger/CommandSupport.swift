@@ -42,11 +42,10 @@ extension GlobalOptions {
 
 /// Parses a time option: RFC 3339 or Unix seconds.
 func parseTime(_ text: String, option: String) throws -> Instant {
-    if let seconds = Double(text), seconds.isFinite {
-        return Instant(milliseconds: Int64((seconds * 1000).rounded()))
-    }
-    guard let instant = Instant(rfc3339: text) else {
-        throw LedgerError(.badInput, "--\(option): expected an RFC 3339 time or Unix seconds, got \"\(text)\"", field: option)
+    guard let instant = Instant(parsing: text) else {
+        throw LedgerError(
+            .badInput, "--\(option): expected an RFC 3339 time or Unix seconds (years 0000–9999), got \"\(text)\"",
+            field: option)
     }
     return instant
 }

@@ -8,3 +8,12 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of readable text.")
     var json = false
 }
+
+/// The namespace a command works in (SPEC §2 "Apps are namespaces").
+struct AppOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: "The app (bundle id) whose namespace to use, as an API key of that app sees it; without it, the app-less namespace of plain CLI imports."
+    )
+    var app: String?
+}

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Ledger
 import LedgerServer
+import LedgerStore
 import LedgerTesting
 import Logging
 
@@ -35,17 +36,27 @@ struct LedgerTestService {
         )
     }
 
-    /// Runs `body` against the application in Hummingbird's in-process router mode.
-    func test(_ body: @Sendable (TestService.Client) async throws -> Void) async throws {
+    /// Runs `body` against the application: Hummingbird's in-process router (default), or `.live`, a real HTTP
+    /// server on a loopback port.
+    func test(
+        _ mode: TestingSetup = .router, _ body: @Sendable (TestService.Client) async throws -> Void
+    ) async throws {
         let app = try LedgerServerApp.build(
             configuration: configuration, backend: backend, keys: keys, metrics: ServerMetrics(),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
-        try await app.test(.router) { client in try await body(TestService.Client(client: client)) }
+        try await app.test(mode) { client in try await body(TestService.Client(client: client)) }
     }
 
-    /// Event ids stored in the ledger file, in position order.
+    /// Event ids stored in the ledger file, in position order, of every app (`app/id` for an app other than
+    /// `TestService.app`, so a test sees what another app managed to write).
     func storedIDs() throws -> [String] {
-        try ledger.feed(after: 0, limit: 100_000).events.compactMap(\.event.id)
+        var ids: [String] = []
+        try ledger.store.forEachEvent(after: 0) { recorded in
+            let (app, id) = Namespaced.split(recorded.id)
+            ids.append(app == TestService.app || app.isEmpty ? id : "\(app)/\(id)")
+            return true
+        }
+        return ids
     }
 }

@@ -36,6 +36,40 @@ struct CLITests {
         #expect(stats.stdout.contains("\"events\":0"), "\(stats.stdout)")
     }
 
+    @Test("a NUL in an id or stream is refused with exit 2 naming the line and field; verify stays clean")
+    func controlCharactersRefused() throws {
+        _ = try imported()
+        for (line, field) in [
+            (#"{"id":"abc\u0000one","stream":"activity:R1","type":"dismiss","at":1,"data":{"by":"user"}}"#, "id"),
+            (#"{"stream":"activity:R1\u0000X","type":"dismiss","at":1,"data":{"by":"user"}}"#, "stream"),
+        ] {
+            let result = try cli("import", "-", "--db", db, input: QueryTests.ride + "\n" + line)
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("line 6") && result.stderr.contains(field), "\(result.stderr)")
+            #expect(result.stderr.contains("no control characters, got U+0000"), "\(result.stderr)")
+        }
+        let verify = try cli("verify", "--db", db)
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(try cli("stats", "--db", db, "--json").stdout.contains("\"events\":5"))
+    }
+
+    @Test("--app works in that app's namespace: an import with --app is invisible without it, and export --app re-imports anywhere")
+    func appNamespaces() throws {
+        let path = directory.file("ride.jsonl")
+        try QueryTests.ride.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try cli("import", path, "--db", db, "--app", "com.a").status == 0)
+        #expect(try cli("import", path, "--db", db, "--app", "com.b").status == 0)
+        let at = "2026-11-20T21:10:00Z"
+        #expect(try cli("state", "R1", "--db", db, "--at", at).status == 1)
+        let a = try cli("state", "R1", "--db", db, "--at", at, "--app", "com.a", "--json")
+        #expect(a.status == 0, "\(a.stderr)")
+        let exported = try cli("export", "--db", db, "--app", "com.b")
+        #expect(exported.stdout == QueryTests.ride + "\n" || exported.stdout.split(separator: "\n").count == 5, "\(exported.stdout)")
+        #expect(try cli("export", "--db", db).stdout.isEmpty)
+        let verify = try cli("verify", "--db", db, "--json")
+        #expect(verify.stdout.contains("\"ok\":true"), "\(verify.stdout)")
+    }
+
     @Test("import from stdin, then state --json has the SPEC §7 shape")
     func stateJSON() throws {
         let result = try cli("import", "-", "--db", db, input: QueryTests.ride)

@@ -134,7 +134,7 @@ struct QueryTests {
         for index in 0..<8 {
             let activity = "A\(seed)-\(index)"
             // The read path before it was narrowed to `at` ≤ T: every event of the stream and its channels.
-            let all = try await temp.ledger.store.pool.read { db in try temp.ledger.relevantEvents(db, activity: activity) }
+            let all = try await temp.ledger.store.pool.read { db in try temp.ledger.relevantEvents(db, key: activity) }
             let events = all.map(\.positioned)
             let requested = workload.start + Int64(index) * 60
             for minutes in stride(from: -7, through: 14 * 60, by: 23) {
@@ -165,57 +165,6 @@ struct QueryTests {
         let into = temp.directory.file("p3.sqlite")
         let summary = try await temp.ledger.replay(.position(3), into: into)
         #expect(summary.events == 3 && summary.lastPosition == 3)
-    }
-
-    @Test("a stream belongs to the app that first wrote it")
-    func ownership() async throws {
-        let temp = try TemporaryLedger()
-        try await temp.append(Self.ride, app: "com.example.rides")
-        let error = await #expect(throws: LedgerError.self) {
-            try await temp.append(#"{"stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:07:00Z","data":{"by":"user"}}"#, app: "com.other")
-        }
-        #expect(error?.code == .forbidden)
-        #expect(try temp.ledger.store.lastPosition() == 5)
-        #expect(try temp.ledger.owner(ofStream: "activity:R1") == "com.example.rides")
-    }
-
-    @Test("owners are remembered once committed: refusals repeat, and a rolled-back claim leaves the stream free")
-    func ownershipRemembered() async throws {
-        let temp = try TemporaryLedger()
-        try await temp.append(Self.ride, app: "com.example.rides")
-        let dismiss = #"{"stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:07:00Z","data":{"by":"user"}}"#
-        for _ in 0..<2 {
-            let error = await #expect(throws: LedgerError.self) { try await temp.append(dismiss, app: "com.other") }
-            #expect(error?.code == .forbidden)
-        }
-        _ = try await temp.append(dismiss, app: "com.example.rides")
-        // A batch whose expected version fails claims nothing: another app may then take the stream.
-        let request = #"{"stream":"activity:R2","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"R2"},"content":{"state":{"eta":5}},"pushType":"token"}}"#
-        let events = [try EventCodec.decode(request)]
-        await #expect(throws: LedgerError.self) {
-            try await temp.ledger.append(events, expected: ["activity:R2": .exact(3)], app: "com.first")
-        }
-        _ = try await temp.ledger.append(events, app: "com.second")
-        #expect(try temp.ledger.owner(ofStream: "activity:R2") == "com.second")
-        let error = await #expect(throws: LedgerError.self) { try await temp.ledger.append(events, app: "com.first") }
-        #expect(error?.code == .forbidden)
-    }
-
-    @Test("an app's append that was all duplicates claims nothing: a stream written without an app stays free")
-    func duplicatesClaimNothing() async throws {
-        let temp = try TemporaryLedger()
-        let request = #"{"id":"e1","stream":"activity:R3","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"R3"},"content":{"state":{"eta":5}},"pushType":"token"}}"#
-        try await temp.append(request)  // no app: the stream has no owner
-        let resent = try await temp.append(request, app: "com.first")
-        #expect(resent.first?.duplicate == true)
-        #expect(try temp.ledger.owner(ofStream: "activity:R3") == nil)
-        _ = try await temp.append(#"{"stream":"activity:R3","type":"dismiss","at":"2026-11-20T21:07:00Z","data":{"by":"user"}}"#, app: "com.second")
-        #expect(try temp.ledger.owner(ofStream: "activity:R3") == "com.second")
-        // Once committed, the owner is remembered for the next check.
-        let error = await #expect(throws: LedgerError.self) {
-            try await temp.append(#"{"stream":"activity:R3","type":"dismiss","at":"2026-11-20T21:08:00Z","data":{"by":"system"}}"#, app: "com.first")
-        }
-        #expect(error?.code == .forbidden)
     }
 
     @Test("an event built in code with a stream that cannot read back is refused before anything is written")

@@ -30,14 +30,14 @@ extension EventCodec {
                         "contentTimestamp", expected: "an integer number of Unix seconds"),
                     contentHash: try data.optionalString("contentHash")))
         case .subscribe:
-            var activity = try data.string("activity")
+            var activity = try data.name("activity")
             // Tolerate the prefixed form; the id is what matters.
             if activity.hasPrefix("activity:"), activity.count > 9 { activity.removeFirst(9) }
             return .subscribe(SubscribeData(activity: activity))
         case .reconcile:
             return .reconcile(
                 ReconcileData(
-                    run: try data.string("run"),
+                    run: try data.name("run"),
                     action: try data.requiredEnum("action", ReconcileAction.self),
                     reason: try data.optionalString("reason"),
                     finding: try data.optionalString("finding")))
@@ -60,7 +60,7 @@ extension EventCodec {
                     code: .unknownValue, field: data.fieldPath("pushType"), expected: expected, found: "\"\(other)\"")
             case .object:
                 let channel = try FieldReader(value, path: data.fieldPath("pushType"))
-                pushType = .channel(try channel.string("channel"))
+                pushType = .channel(try channel.name("channel"))
             default: throw data.wrong("pushType", expected, value)
             }
         }
@@ -69,7 +69,7 @@ extension EventCodec {
             style: try data.optionalEnum("style", ActivityStyle.self),
             scheduledStart: try data.optionalInstant("scheduledStart"),
             origin: try data.optionalEnum("origin", RequestOrigin.self),
-            installation: try data.optionalString("installation"))
+            installation: try data.optionalName("installation"))
     }
 
     static func decodeContent(_ content: FieldReader) throws(EventDecodingError) -> ActivityContent {
@@ -130,9 +130,9 @@ extension EventCodec {
     }
 
     static func decodePush(_ data: FieldReader) throws(EventDecodingError) -> PushData {
-        let refersTo = try data.string("refersTo")
+        let refersTo = try data.name("refersTo")
         let status = try data.int("status", expected: "an HTTP status code")
-        guard (100...599).contains(status) else {
+        guard PushData.statuses.contains(status) else {
             throw EventDecodingError(
                 code: .wrongType, field: data.fieldPath("status"), expected: "an HTTP status code",
                 found: String(status))

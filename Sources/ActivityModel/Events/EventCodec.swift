@@ -39,6 +39,10 @@ public enum EventCodec: Sendable {
         if let id, id.isEmpty {
             throw EventDecodingError(code: .wrongType, field: "id", expected: "a non-empty string", found: "\"\"")
         }
+        if let id, let scalar = Identifier.firstControlCharacter(id) {
+            throw EventDecodingError(
+                code: .wrongType, field: "id", expected: "no control characters", found: Identifier.describe(scalar))
+        }
         let data = try decodeData(try root.object("data"), type: type)
         return LedgerEvent(id: id, stream: stream, at: at, source: source, data: data)
     }
@@ -91,6 +95,11 @@ public enum EventCodec: Sendable {
     static func decodeStream(_ root: FieldReader, type: EventType) throws(EventDecodingError) -> StreamName {
         let value = try root.required("stream", expected: streamExpectation)
         guard case .string(let string) = value else { throw root.wrong("stream", streamExpectation, value) }
+        if let scalar = Identifier.firstControlCharacter(string) {
+            throw EventDecodingError(
+                code: .wrongType, field: "stream", expected: "no control characters",
+                found: Identifier.describe(scalar))
+        }
         guard let stream = StreamName(string) else {
             throw EventDecodingError(code: .wrongType, field: "stream", expected: streamExpectation, found: "\"\(string)\"")
         }

@@ -116,6 +116,9 @@ public struct DismissData: Hashable, Sendable {
 
 /// `push`: one APNs attempt carrying the request/update/end `refersTo`, and APNs' answer.
 public struct PushData: Hashable, Sendable {
+    /// The HTTP statuses a push may record (the decoder's rule, and every door's).
+    public static let statuses: ClosedRange<Int64> = 100...599
+
     public var refersTo: String
     public var status: Int
     public var reason: String?

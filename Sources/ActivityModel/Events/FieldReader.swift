@@ -37,6 +37,26 @@ struct FieldReader {
         return s
     }
 
+    /// A name another event can refer to (an activity, installation or channel id): non-empty, no control
+    /// characters (`Identifier`).
+    func name(_ key: String) throws(EventDecodingError) -> String {
+        try checkedName(key, try string(key))
+    }
+
+    func optionalName(_ key: String) throws(EventDecodingError) -> String? {
+        guard let name = try optionalString(key) else { return nil }
+        return try checkedName(key, name)
+    }
+
+    private func checkedName(_ key: String, _ name: String) throws(EventDecodingError) -> String {
+        if let scalar = Identifier.firstControlCharacter(name) {
+            throw EventDecodingError(
+                code: .wrongType, field: fieldPath(key), expected: "no control characters",
+                found: Identifier.describe(scalar))
+        }
+        return name
+    }
+
     func optionalString(_ key: String) throws(EventDecodingError) -> String? {
         guard let value = optional(key) else { return nil }
         guard case .string(let s) = value else { throw wrong(key, "a string", value) }

@@ -36,6 +36,27 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
         guard Self.acceptedMilliseconds.contains(milliseconds) else { return nil }
     }
 
+    /// A time written as text — a CLI option, a query parameter: RFC 3339 (any offset) or Unix seconds, with the
+    /// same range rule as event times (`acceptedMilliseconds`). NaN, infinities and out-of-range values are nil.
+    public init?(parsing text: String) {
+        if let first = text.utf8.first, first == UInt8(ascii: "-") || (48...57).contains(first),
+            Double(text) != nil
+        {
+            self.init(unixSeconds: JSONNumber(literal: text))
+        } else {
+            self.init(rfc3339: text)
+        }
+    }
+
+    /// A time given as a JSON value: an RFC 3339 string or a number of Unix seconds (same rule as `parsing`).
+    public init?(json value: JSONValue) {
+        switch value {
+        case .string(let text): self.init(rfc3339: text)
+        case .number(let number): self.init(unixSeconds: number)
+        default: return nil
+        }
+    }
+
     /// Unix milliseconds as a JSON number (APNs 410 bodies).
     public init?(unixMilliseconds number: JSONNumber) {
         guard let int = number.int64Value, Self.acceptedMilliseconds.contains(int) else { return nil }

@@ -17,7 +17,8 @@ public struct StreamName: Hashable, Sendable, CustomStringConvertible, Comparabl
     public static func installation(_ id: String) -> StreamName { StreamName(kind: .installation, id: id) }
     public static func channel(_ id: String) -> StreamName { StreamName(kind: .channel, id: id) }
 
-    /// Parses `kind:id`; the id is everything after the first colon and must not be empty.
+    /// Parses `kind:id`; the id is everything after the first colon, not empty and without control characters
+    /// (`Identifier`).
     /// Splits on UTF-8 bytes, not Characters: an id may begin with a combining mark, which would otherwise fuse
     /// with the colon into one grapheme and vanish from the id.
     public init?(_ string: String) {
@@ -25,7 +26,7 @@ public struct StreamName: Hashable, Sendable, CustomStringConvertible, Comparabl
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         guard let kind = StreamKind(rawValue: String(decoding: bytes[..<colon], as: UTF8.self)) else { return nil }
         let id = String(decoding: bytes[bytes.index(after: colon)...], as: UTF8.self)
-        guard !id.isEmpty else { return nil }
+        guard !id.isEmpty, Identifier.firstControlCharacter(id) == nil else { return nil }
         self.init(kind: kind, id: id)
     }
 

@@ -7,7 +7,7 @@ extension DeviceSnapshot {
 
     public static func decode(_ value: JSONValue) throws(EventDecodingError) -> DeviceSnapshot {
         let root = try FieldReader(value, path: "")
-        let installation = try root.string("installation")
+        let installation = try root.name("installation")
         let at = try root.instant("at")
         let list = try root.required("activities", expected: "an array")
         guard case .array(let elements) = list else { throw root.wrong("activities", "an array", list) }
@@ -16,7 +16,7 @@ extension DeviceSnapshot {
             let entry = try FieldReader(element, path: "activities[\(index)]")
             entries.append(
                 Entry(
-                    activity: try entry.string("activity"),
+                    activity: try entry.name("activity"),
                     attributesType: try entry.string("attributesType"),
                     activityState: try entry.requiredEnum("activityState", Phase.self),
                     contentTimestamp: try entry.optionalInt(

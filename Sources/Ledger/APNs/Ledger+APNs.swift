@@ -20,8 +20,9 @@ extension Ledger {
         guard let payload = request["payload"], payload.objectValue != nil else {
             throw LedgerError(.badInput, "request.payload: expected the APNs JSON body (an object with aps)", field: "request.payload")
         }
-        guard let status = response["status"]?.numberValue?.int64Value else {
-            throw LedgerError(.badInput, "response.status: expected the HTTP status as an integer", field: "response.status")
+        guard let status = response["status"]?.numberValue?.int64Value, PushData.statuses.contains(status) else {
+            throw LedgerError(
+                .badInput, "response.status: expected an HTTP status code (an integer 100–599)", field: "response.status")
         }
         var headerMap: [String: String] = [:]
         for member in headers.members {
@@ -34,9 +35,14 @@ extension Ledger {
         if let channel = request["channel"]?.stringValue { headerMap["apns-channel-id"] = channel }
         let at = try exchange["at"].map(Self.instant) ?? Self.now()
         var activity = exchange["activity"]?.stringValue
+        let namespace = try Self.namespace(app)
         if activity == nil, let token, headerMap["apns-channel-id"] == nil {
+            // The token index holds the app's own tokens only (`ProjectionEvent.qualified`).
             activity = try await store.pool.read { db in
-                try String.fetchOne(db, sql: "SELECT activity FROM tokens WHERE token = ?", arguments: [token])
+                try String.fetchOne(
+                    db, sql: "SELECT activity FROM tokens WHERE token = ?",
+                    arguments: [Namespaced.qualify(token, app: namespace)]
+                ).map(Namespaced.name)
             }
             if activity == nil {
                 throw LedgerError(.notFound, "no activity has push token \(token.prefix(8))…; give \"activity\"", field: "request.token")
@@ -70,10 +76,9 @@ extension Ledger {
     }
 
     static func instant(_ value: JSONValue) throws -> Instant {
-        if let seconds = value.numberValue?.doubleValue, seconds.isFinite {
-            return Instant(milliseconds: Int64((seconds * 1000).rounded()))
+        guard let instant = Instant(json: value) else {
+            throw LedgerError(.badInput, "at: expected an RFC 3339 time or Unix seconds (years 0000–9999)", field: "at")
         }
-        if let text = value.stringValue, let instant = Instant(rfc3339: text) { return instant }
-        throw LedgerError(.badInput, "at: expected an RFC 3339 time or Unix seconds", field: "at")
+        return instant
     }
 }

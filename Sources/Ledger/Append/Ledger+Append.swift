@@ -20,38 +20,46 @@ extension Ledger {
     ///
     /// - Parameters:
     ///   - expected: per stream (`activity:X`), the version its last event must have.
-    ///   - app: the caller's app. A stream belongs to the app that first wrote it; another app is refused.
+    ///   - app: the namespace the events are written in (SPEC §2 "Apps are namespaces"): the app of the caller's
+    ///     key, or nil for the app-less namespace of plain CLI imports. App B's `activity:X` and id `E` are not
+    ///     app A's: nothing one app appends can touch, or collide with, another's.
     public func append(
         _ events: [LedgerEvent], expected: [String: ExpectedVersion] = [:], app: String? = nil
     ) async throws -> [AppendOutcome] {
         guard !events.isEmpty else { return [] }
+        let app = try Self.namespace(app)
         let events = events.map(Self.withID)
         try Self.checkStreams(events)
-        if let app { try checkOwnership(of: events, app: app) }
         // Compressed here, on the caller's thread: concurrent appenders compress in parallel and the writer
         // only hashes and inserts.
-        let stored = events.map(Self.newEvent)
+        let stored = try events.indices.map { index in try Self.newEvent(events[index], app: app, field: "events[\(index)]") }
         for index in events.indices {
             if let size = Self.exportedSizeOver(maxEventBytes, events[index], stored: stored[index]) {
                 throw Self.oversize(size, limit: maxEventBytes, field: "events[\(index)]")
             }
         }
-        let batch = AppendBatch(events: store.precompressed(stored), expected: expected)
+        let qualifiedExpected = Dictionary(
+            expected.map { (Namespaced.qualify($0.key, app: app), $0.value) }, uniquingKeysWith: { first, _ in first })
+        let batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
         projector.handOver(events, app: app)
         do {
             let result = try await store.append(batch)
-            projector.withdraw(events)
-            if let app {
-                // Committed: the projector claimed every stream a new event of the batch is on for `app` (or
-                // the batch failed), so the next append to them needs no read.
-                let claimed = Set(events.indices.filter { !result.duplicate[$0] }.map { events[$0].stream.description })
-                knownOwners.remember(claimed.map { (stream: $0, app: app) })
-            }
+            projector.withdraw(events, app: app)
             return Self.outcomes(events, result)
         } catch {
-            projector.withdraw(events)
+            projector.withdraw(events, app: app)
             throw Self.translate(error)
         }
+    }
+
+    /// The namespace of `app` (nil: the app-less one), refused when it could be confused with a qualified name.
+    static func namespace(_ app: String?) throws -> String {
+        guard let app else { return "" }
+        if app.isEmpty { throw LedgerError(.badInput, "app: must not be empty", field: "app") }
+        if let scalar = Identifier.firstControlCharacter(app) {
+            throw LedgerError(.badInput, "app: control character \(Identifier.describe(scalar)) is not allowed", field: "app")
+        }
+        return app
     }
 
     /// Every path that builds events in code (resync, nightly, APNs) meets the rule the interchange decoder
@@ -59,7 +67,7 @@ extension Ledger {
     static func checkStreams(_ events: [LedgerEvent]) throws {
         for event in events where StreamName(event.stream.description) != event.stream {
             throw LedgerError(
-                .badInput, "stream \"\(event.stream.description)\": expected activity:<id>, installation:<id> or channel:<id> with a non-empty id",
+                .badInput, "stream \"\(event.stream.description)\": expected activity:<id>, installation:<id> or channel:<id> with a non-empty id and no control characters",
                 field: "stream")
         }
     }
@@ -71,11 +79,33 @@ extension Ledger {
         return event
     }
 
-    static func newEvent(_ event: LedgerEvent) -> NewEvent {
-        NewEvent(
-            id: event.id!, stream: event.stream.description, type: event.type.rawValue,
-            at: event.at.milliseconds, payload: EventCodec.encodePayload(event)
+    /// The storage form of `event` in `app`'s namespace. Its payload must decode back into the same event (the
+    /// second line behind each door's validation: nothing is stored that the ledger cannot read back).
+    static func newEvent(_ event: LedgerEvent, app: String, field: String? = nil, line: Int? = nil) throws -> NewEvent {
+        let payload = EventCodec.encodePayload(event)
+        if let error = Self.decodingError(payload, event) {
+            let path = [field, error.field].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ".")
+            throw LedgerError(.badInput, "\(error)", line: line, field: path.isEmpty ? nil : path)
+        }
+        if let id = event.id, let scalar = Identifier.firstControlCharacter(id) {
+            throw LedgerError(
+                .badInput, "field 'id': control character \(Identifier.describe(scalar)) is not allowed", line: line,
+                field: [field, "id"].compactMap { $0 }.joined(separator: "."))
+        }
+        return NewEvent(
+            id: Namespaced.qualify(event.id!, app: app), stream: Namespaced.qualify(event.stream.description, app: app),
+            type: event.type.rawValue, at: event.at.milliseconds, payload: payload
         )
+    }
+
+    /// Why `payload` (the storage form of `event`) does not decode, if it does not.
+    private static func decodingError(_ payload: [UInt8], _ event: LedgerEvent) -> EventDecodingError? {
+        let decoded = Result { () throws(EventDecodingError) -> LedgerEvent in
+            try EventCodec.decodePayload(
+                payload, id: event.id!, stream: event.stream.description, type: event.type.rawValue, at: event.at)
+        }
+        if case .failure(let error) = decoded { return error }
+        return nil
     }
 
     static func outcomes(_ events: [LedgerEvent], _ result: AppendResult) -> [AppendOutcome] {
@@ -87,13 +117,14 @@ extension Ledger {
         }
     }
 
-    /// Store errors become ledger errors with the same message; anything else passes through.
+    /// Store errors become ledger errors with the same message, in the app's own names; anything else passes
+    /// through.
     static func translate(_ error: any Error) -> any Error {
         guard let error = error as? StoreError else { return error }
         switch error.code {
         case .versionConflict:
-            var conflict = LedgerError(.conflict, error.message, field: "expectedVersion")
-            conflict.stream = error.stream
+            var conflict = LedgerError(.conflict, Self.bareMessage(error), field: "expectedVersion")
+            conflict.stream = error.stream.map(Namespaced.name)
             conflict.actualVersion = error.actualVersion
             switch error.expectedVersion {
             case .exact(let version)?: conflict.expectedVersion = version
@@ -101,38 +132,18 @@ extension Ledger {
             default: break
             }
             return conflict
-        case .idConflict: return LedgerError(.conflict, error.message, field: "id")
-        case .invalidEvent: return LedgerError(.badInput, error.message)
+        case .idConflict: return LedgerError(.conflict, Self.bareMessage(error), field: "id")
+        case .invalidEvent: return LedgerError(.badInput, Self.bareMessage(error))
         default: return LedgerError(.storage, error.description)
         }
     }
 
-    /// Refuses, before anything is written, events on streams another app owns. Owners already seen are answered from memory (an owner
-    /// never changes); the others are read from committed data, and remembered.
-    func checkOwnership(of events: [LedgerEvent], app: String) throws {
-        let streams = Array(Set(events.map { $0.stream.description }))
-        var unknown: [String] = []
-        for (stream, owner) in zip(streams, knownOwners.owners(of: streams)) {
-            guard let owner else { unknown.append(stream); continue }
-            if owner != app { throw Self.foreign(stream) }
+    /// A store message about one app's event in that app's own names (the store words it with stored names).
+    private static func bareMessage(_ error: StoreError) -> String {
+        var message = error.message
+        for stored in [error.stream, error.eventID].compactMap({ $0 }) where stored.utf8.contains(Namespaced.separator) {
+            message = message.replacingOccurrences(of: stored, with: Namespaced.name(stored))
         }
-        guard !unknown.isEmpty else { return }
-        let found = try store.pool.read { db in
-            try unknown.compactMap { stream in try StreamOwners.owner(of: stream, db).map { (stream: stream, app: $0) } }
-        }
-        knownOwners.remember(found)
-        if let foreign = found.first(where: { $0.app != app }) { throw Self.foreign(foreign.stream) }
-    }
-
-    static func foreign(_ stream: String) -> LedgerError {
-        LedgerError(.forbidden, "stream \(stream) belongs to another app", field: "stream")
-    }
-
-    /// The same inside a transaction (an import), which may see owners claimed but not yet committed:
-    /// nothing read here is remembered.
-    func checkOwnership(in db: Database, of events: [LedgerEvent], app: String) throws {
-        for stream in Set(events.map { $0.stream.description }) {
-            if let owner = try StreamOwners.owner(of: stream, db), owner != app { throw Self.foreign(stream) }
-        }
+        return message
     }
 }

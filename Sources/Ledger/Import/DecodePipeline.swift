@@ -34,6 +34,8 @@ final class DecodePipeline: @unchecked Sendable {
     private let precompressor: PayloadPrecompressor
     private let batchSize: Int
     private let maxEventBytes: Int
+    /// The namespace the events are written in (`Namespaced`).
+    private let app: String
     private let depth: Int
     private let condition = NSCondition()
     private var ready: [Item] = []
@@ -42,8 +44,9 @@ final class DecodePipeline: @unchecked Sendable {
 
     init(
         reader: JSONLinesReader, precompressor: PayloadPrecompressor, batchSize: Int, maxEventBytes: Int,
-        depth: Int = 3
+        app: String = "", depth: Int = 3
     ) {
+        self.app = app
         self.reader = reader
         self.precompressor = precompressor
         self.batchSize = max(1, batchSize)
@@ -105,7 +108,7 @@ final class DecodePipeline: @unchecked Sendable {
                 let event = try decode(line, lineNumber: reader.lineNumber)
                 batch.events.append(event)
                 batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
-                var stored = Ledger.newEvent(event)
+                var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber)
                 if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
                     throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
                 }

@@ -33,9 +33,10 @@ extension Ledger {
         _ reader: JSONLinesReader, app: String? = nil, batchSize: Int = 2048,
         progress: ((ImportProgress) -> Void)? = nil
     ) async throws -> ImportSummary {
+        let app = try Self.namespace(app)
         let pipeline = DecodePipeline(
             reader: reader, precompressor: store.makePrecompressor(), batchSize: batchSize,
-            maxEventBytes: maxEventBytes)
+            maxEventBytes: maxEventBytes, app: app)
         pipeline.start()
         do {
             let summary = try await store.importTransaction { session in
@@ -77,11 +78,11 @@ extension Ledger {
 private struct BatchImporter {
     let ledger: Ledger
     let session: ImportSession
-    let app: String?
+    let app: String
     private(set) var appended = 0
     private(set) var duplicates = 0
 
-    init(ledger: Ledger, session: ImportSession, app: String?) {
+    init(ledger: Ledger, session: ImportSession, app: String) {
         self.ledger = ledger
         self.session = session
         self.app = app
@@ -89,14 +90,8 @@ private struct BatchImporter {
 
     mutating func append(_ batch: DecodePipeline.Batch) throws {
         guard !batch.events.isEmpty else { return }
-        if let app {
-            do { try ledger.checkOwnership(in: session.db, of: batch.events, app: app) } catch var error as LedgerError {
-                error.line = batch.lines.first
-                throw error
-            }
-        }
         ledger.projector.handOver(batch.handed, app: app)
-        defer { ledger.projector.withdraw(batch.events) }
+        defer { ledger.projector.withdraw(batch.events, app: app) }
         let result: AppendResult
         do {
             result = try session.append(AppendBatch(events: batch.stored))

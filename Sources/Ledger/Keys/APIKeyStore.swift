@@ -1,3 +1,4 @@
+import ActivityModel
 import Crypto
 import Foundation
 import GRDB
@@ -39,6 +40,9 @@ public final class APIKeyStore: Sendable {
     /// Creates a key for `app`; returns the secret (to show once) and the stored record.
     public func create(app: String, scopes: Set<APIScope>, now: Date = Date()) throws -> (secret: String, key: APIKey) {
         guard !app.isEmpty else { throw APIKeyError("an API key needs an app (bundle id)") }
+        if let scalar = Identifier.firstControlCharacter(app) {
+            throw APIKeyError("--app: control character \(Identifier.describe(scalar)) is not allowed in an app")
+        }
         guard !scopes.isEmpty else { throw APIKeyError("an API key needs at least one scope (ingest, read, admin)") }
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }

@@ -2,6 +2,7 @@ import ActivityModel
 import Foundation
 import GRDB
 import LedgerStore
+import Logging
 import Synchronization
 
 /// The inline projection: keeps `activities`, `tokens`, `channel_members` and `start_tokens` equal to a fold of
@@ -12,10 +13,6 @@ import Synchronization
 final class ActivityProjector: InlineProjector {
     static let name = "activities"
 
-    private struct Pending: Sendable {
-        var event: ProjectionEvent
-        var app: String?
-    }
 
     /// A decoded event as `apply` reads it, made by the appender (or an import's decoding thread), not by the
     /// writer.
@@ -33,49 +30,59 @@ final class ActivityProjector: InlineProjector {
         }
     }
 
-    private let pending = Mutex<[String: Pending]>([:])
+    /// Handed-over events by stored (app-qualified) id, their names already qualified.
+    private let pending = Mutex<[String: ProjectionEvent]>([:])
     private let tables: ProjectionTables
+    private let logger: Logger?
 
-    init(tables: ProjectionTables = .live) {
+    init(tables: ProjectionTables = .live, logger: Logger? = nil) {
         self.tables = tables
+        self.logger = logger
     }
 
-    /// Makes decoded events (and the app appending them) available to the next `apply`, keyed by event id.
-    func handOver(_ events: [LedgerEvent], app: String?) {
+    /// Makes decoded events of `app` available to the next `apply`, keyed by stored event id.
+    func handOver(_ events: [LedgerEvent], app: String) {
         handOver(events.map { Handed($0, hashingStates: true) }, app: app)
     }
 
     /// The same for events already converted off the writer (an import's decoding thread).
-    func handOver(_ events: [Handed], app: String?) {
+    func handOver(_ events: [Handed], app: String) {
         pending.withLock { map in
-            for event in events { if let id = event.id { map[id] = Pending(event: event.event, app: app) } }
+            for event in events {
+                if let id = event.id { map[Namespaced.qualify(id, app: app)] = event.event.qualified(app: app) }
+            }
         }
     }
 
     /// Drops what `handOver` left behind when an append failed before the projector ran.
-    func withdraw(_ events: [LedgerEvent]) {
+    func withdraw(_ events: [LedgerEvent], app: String) {
         pending.withLock { map in
-            for event in events { if let id = event.id { map[id] = nil } }
+            for event in events { if let id = event.id { map[Namespaced.qualify(id, app: app)] = nil } }
         }
     }
 
     func apply(_ events: [RecordedEvent], db: Database) throws {
         guard !events.isEmpty else { return }
-        var claims: Set<Claim> = []
-        let projected: [ProjectionEvent] = try pending.withLock { map in
-            try events.map { recorded in
-                guard let handed = map.removeValue(forKey: recorded.id) else {
-                    return ProjectionEvent(try Self.decode(recorded))
+        let projected: [ProjectionEvent?] = pending.withLock { map in
+            events.map { recorded in
+                if let handed = map.removeValue(forKey: recorded.id) { return handed }
+                do {
+                    return try ProjectionDecoder.decode(recorded)
+                } catch {
+                    // Only rows written before every door validated can get here (appends refuse payloads that
+                    // do not decode): report the row and project the rest, never fail the whole log for it.
+                    logger?.error("a stored event does not decode; projections skip it", metadata: [
+                        "ledger.position": "\(recorded.position)", "ledger.error": "\(error)",
+                    ])
+                    return nil
                 }
-                if let app = handed.app { claims.insert(Claim(stream: recorded.stream, app: app)) }
-                return handed.event
             }
         }
-        for claim in claims { try StreamOwners.claim(claim.stream, app: claim.app, db) }
         guard let last = events.last else { return }
         var batch = ProjectionBatch(db: db, tables: tables)
         for index in events.indices {
-            try batch.apply(projected[index], position: events[index].position)
+            guard let event = projected[index] else { continue }
+            try batch.apply(event, position: events[index].position)
         }
         try batch.flush()
         try Self.savePosition(last.position, tables: tables, db: db)
@@ -87,16 +94,12 @@ final class ActivityProjector: InlineProjector {
             .execute(arguments: [name, position])
     }
 
-    private struct Claim: Hashable {
-        var stream: String
-        var app: String
-    }
-
+    /// A stored event as its app sees it: id and stream without the app qualifier (`Namespaced`).
     static func decode(_ recorded: RecordedEvent) throws -> LedgerEvent {
         do {
             return try EventCodec.decodePayload(
-                recorded.payload, id: recorded.id, stream: recorded.stream, type: recorded.type,
-                at: Instant(milliseconds: recorded.at)
+                recorded.payload, id: Namespaced.name(recorded.id), stream: Namespaced.name(recorded.stream),
+                type: recorded.type, at: Instant(milliseconds: recorded.at)
             )
         } catch {
             throw LedgerError(.storage, "position \(recorded.position): stored payload does not decode: \(error)")

@@ -2,12 +2,15 @@ import ActivityModel
 import Foundation
 import GRDB
 import LedgerStore
+import Logging
 
 /// What a rebuild did.
 public struct RebuildSummary: Sendable, Hashable, Codable {
     public var events: Int64
     public var activities: Int64
     public var seconds: Double
+    /// Stored events that did not decode (reported in the log and skipped).
+    public var undecodable: Int64 = 0
 }
 
 extension Ledger {
@@ -15,17 +18,30 @@ extension Ledger {
     /// (their WAL snapshot) until the commit, then the new ones; appends wait for the transaction.
     public func rebuild(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
         let started = Self.now()
-        let (events, activities) = try await store.pool.write { db -> (Int64, Int64) in
+        let (events, activities, undecodable) = try await store.pool.write { db -> (Int64, Int64, Int64) in
             for table in ProjectionTables.live.names { try db.execute(sql: "DELETE FROM \(table)") }
             let last = try store.lastPosition(in: db)
             var batch = ProjectionBatch(db: db, tables: .live, startsEmpty: true)
             var count: Int64 = 0
             var position: Int64 = 0
+            var undecodable: Int64 = 0
             // Payloads are decompressed and decoded beside the reading (ScanPipeline), straight into what the
             // projection reads (`ProjectionDecoder`); this thread reads and projects. Activity rows stay in memory
             // across the whole scan up to a bound, so most are read never and written once.
-            try store.forEachEvent(in: db, after: 0, transform: ProjectionDecoder.decode) { event, decoded in
-                try batch.apply(decoded, position: event.position)
+            let decode: @Sendable (RecordedEvent) -> Result<ProjectionEvent, any Error> = { recorded in
+                Result { try ProjectionDecoder.decode(recorded) }
+            }
+            try store.forEachEvent(in: db, after: 0, transform: decode) { event, decoded in
+                switch decoded {
+                case .success(let decoded):
+                    try batch.apply(decoded, position: event.position)
+                case .failure(let error):
+                    // A row only an older version could have let in: reported, skipped, the rest rebuilt.
+                    undecodable += 1
+                    logger.error("a stored event does not decode; projections skip it", metadata: [
+                        "ledger.position": "\(event.position)", "ledger.error": "\(error)",
+                    ])
+                }
                 position = event.position
                 count += 1
                 // Rows may keep their content state's payload: bound both the rows and those bytes.
@@ -39,10 +55,10 @@ extension Ledger {
             if count > 0 { try ActivityProjector.savePosition(position, tables: .live, db: db) }
             progress?(count, last)
             let activities = try Int64.fetchOne(db, sql: "SELECT count(*) FROM activities") ?? 0
-            return (count, activities)
+            return (count, activities, undecodable)
         }
         let seconds = Double(Self.now().milliseconds - started.milliseconds) / 1000
-        return RebuildSummary(events: events, activities: activities, seconds: seconds)
+        return RebuildSummary(events: events, activities: activities, seconds: seconds, undecodable: undecodable)
     }
 
     /// Activity rows a rebuild keeps in memory before writing them out (under 1 KB each, plus a payload).

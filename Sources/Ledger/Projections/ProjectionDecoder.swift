@@ -10,14 +10,16 @@ import LedgerStore
 /// which also words the error. Field rules mirror `EventCodec+Data.swift` and `FieldReader`.
 enum ProjectionDecoder {
     /// The projection's view of a stored event; throws `LedgerError` "position N: …" when it does not decode.
+    /// Its names are qualified by the event's app (`ProjectionEvent.qualified`), as projection rows keep them.
     static func decode(_ recorded: RecordedEvent) throws -> ProjectionEvent {
-        if let event = fast(recorded) { return event }
-        return ProjectionEvent(try ActivityProjector.decode(recorded))
+        let event = try fast(recorded) ?? ProjectionEvent(try ActivityProjector.decode(recorded))
+        return event.qualified(app: Namespaced.app(recorded.stream))
     }
 
-    /// The fast path alone: nil when it cannot decide.
+    /// The fast path alone: nil when it cannot decide. Its names are the app's own (not qualified).
     static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
-        guard let type = eventType(recorded.type), let stream = streamName(recorded.stream) else { return nil }
+        guard let type = eventType(recorded.type), let stream = streamName(Namespaced.name(recorded.stream))
+        else { return nil }
         return recorded.payload.withUnsafeBufferPointer { buffer in
             var reader = PayloadReader(payload: recorded.payload, buffer: buffer)
             return try? reader.event(type: type, stream: stream, at: recorded.at)

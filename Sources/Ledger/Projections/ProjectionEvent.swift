@@ -1,5 +1,6 @@
 import ActivityModel
 import Foundation
+import LedgerStore
 
 /// The part of an event the projection reads (`ProjectionBatch`): what `LedgerEvent` carries minus attributes,
 /// alerts and the other fields no projection column depends on.
@@ -166,5 +167,31 @@ enum ContentState: Equatable, Sendable {
             guard let value = try? JSONParser.parse(payload[range]) else { return Data() }
             return NightlyFacts.hash(value)
         }
+    }
+}
+
+extension ProjectionEvent {
+    /// The event with every name it carries (its stream's id, tokens, channels, installations, a subscribed
+    /// activity) qualified by `app` (`Namespaced`): projection rows hold stored names, so two apps' activities,
+    /// tokens and channels never meet in a table. Queries qualify their inputs and strip their outputs.
+    func qualified(app: String) -> ProjectionEvent {
+        guard !app.isEmpty else { return self }
+        func q(_ name: String) -> String { Namespaced.qualify(name, app: app) }
+        var copy = self
+        copy.stream = StreamName(kind: stream.kind, id: q(stream.id))
+        switch body {
+        case .request(var request):
+            request.installation = request.installation.map(q)
+            if case .channel(let channel)? = request.pushType { request.pushType = .channel(q(channel)) }
+            copy.body = .request(request)
+        case .token(let token): copy.body = .token(q(token))
+        case .startToken(let token): copy.body = .startToken(q(token))
+        case .push(var push):
+            push.token = push.token.map(q)
+            copy.body = .push(push)
+        case .subscribe(let activity): copy.body = .subscribe(activity: q(activity))
+        default: break
+        }
+        return copy
     }
 }

@@ -11,7 +11,7 @@ public struct ActivityFilter: Sendable, Hashable {
     /// Any token the activity ever had (current or rotated away).
     public var token: String?
     public var channel: String?
-    /// Only activities of this app (the server scopes every list to the caller's app).
+    /// The namespace listed: the caller's app (the server scopes every list to it), nil for the app-less one.
     public var app: String?
     /// Phases are evaluated as of this time (default now).
     public var at: Instant?
@@ -74,15 +74,16 @@ extension Ledger {
         let asOf = filter.at ?? Self.now()
         let limit = max(1, min(filter.limit, 1000))
         var found: [ActivityState] = []
-        var cursor = filter.after ?? ""
+        // Cursors and candidates are projection keys (`Namespaced`); pages name bare ids.
+        var cursor = filter.after.map { Self.key($0, app: filter.app) } ?? Self.key("", app: filter.app)
         while found.count < limit {
             let candidates = try store.pool.read { db in
                 try String.fetchAll(db, candidateQuery(filter, asOf: asOf, after: cursor, limit: 256))
             }
             guard let last = candidates.last else { return ActivityPage(asOf: asOf, activities: found, next: nil) }
-            for activity in candidates {
-                cursor = activity
-                guard let state = try? state(activity: activity, at: asOf) else { continue }
+            for key in candidates {
+                cursor = key
+                guard let state = try? state(activity: Namespaced.name(key), at: asOf, app: filter.app) else { continue }
                 if let phase = filter.phase, state.phase != phase { continue }
                 found.append(state)
                 if found.count == limit { break }
@@ -98,16 +99,18 @@ extension Ledger {
         let t = asOf.milliseconds
         let hour: Int64 = 3_600_000
         var sql: SQL = "SELECT a.activity FROM activities a WHERE a.activity > \(after) AND a.requested_at IS NOT NULL"
-        if let installation = filter.installation { sql += " AND a.installation = \(installation)" }
+        sql += Self.namespaceCondition("a.activity", app: filter.app)
+        if let installation = filter.installation {
+            sql += " AND a.installation = \(Self.key(installation, app: filter.app))"
+        }
         if let type = filter.attributesType { sql += " AND a.attributes_type = \(type)" }
         if let token = filter.token {
-            sql += " AND a.activity IN (SELECT activity FROM tokens WHERE token = \(token))"
+            sql += " AND a.activity IN (SELECT activity FROM tokens WHERE token = \(Self.key(token, app: filter.app)))"
         }
         if let channel = filter.channel {
-            sql += " AND a.activity IN (SELECT activity FROM channel_members WHERE channel = \(channel))"
-        }
-        if let app = filter.app {
-            sql += " AND ('activity:' || a.activity) IN (SELECT stream FROM stream_owners WHERE app = \(app))"
+            sql += """
+                 AND a.activity IN (SELECT activity FROM channel_members WHERE channel = \(Self.key(channel, app: filter.app)))
+                """
         }
         switch filter.phase {
         case .pending?:
@@ -122,5 +125,12 @@ extension Ledger {
         }
         sql += " ORDER BY a.activity LIMIT \(limit)"
         return SQLRequest<String>(literal: sql)
+    }
+
+    /// `column` (a projection key) is in `app`'s namespace: an index range for an app (`app` U+001F … up to
+    /// `app` U+0020), keys without U+001F for the app-less namespace.
+    static func namespaceCondition(_ column: String, app: String?) -> SQL {
+        guard let app, !app.isEmpty else { return " AND instr(\(sql: column), char(31)) = 0" }
+        return " AND \(sql: column) >= \(app + "\u{1F}") AND \(sql: column) < \(app + " ")"
     }
 }

@@ -26,32 +26,43 @@ public struct LoggedEvent: Sendable, Hashable {
 }
 
 extension Ledger {
-    /// Every event that bears on `activity`: its own stream, plus the channel streams it is subscribed to
-    /// (read through the stream index, never a scan of the log).
-    func relevantEvents(_ db: Database, activity: String) throws -> [LoggedEvent] {
-        var recorded = try store.events(in: db, stream: "activity:" + activity)
-        let channels = try String.fetchAll(
-            db.cachedStatement(sql: "SELECT channel FROM channel_members WHERE activity = ? ORDER BY channel"),
-            arguments: [activity]
-        )
-        for channel in channels {
-            recorded += try store.events(in: db, stream: "channel:" + channel)
+    /// Every event that bears on an activity (`key`: its projection key, `Namespaced`-qualified by its app): its
+    /// own stream, plus the channel streams it is subscribed to (read through the stream index, never a scan).
+    func relevantEvents(_ db: Database, key: String) throws -> [LoggedEvent] {
+        var recorded = try store.events(in: db, stream: Self.stream(.activity, key: key))
+        for channel in try channels(db, key: key) {
+            recorded += try store.events(in: db, stream: Self.stream(.channel, key: channel))
         }
         return try recorded.map(Self.logged)
     }
 
     /// What `ActivityFold.state` needs as of `asOf`: the events of `relevantEvents` with `at` ≤ asOf, decoded
     /// straight to `PositionedEvent` (later rows are neither decompressed nor decoded, nothing else is kept).
-    func foldInput(_ db: Database, activity: String, asOf: Instant) throws -> [PositionedEvent] {
-        var recorded = try store.events(in: db, stream: "activity:" + activity, atMost: asOf.milliseconds)
-        let channels = try String.fetchAll(
-            db.cachedStatement(sql: "SELECT channel FROM channel_members WHERE activity = ? ORDER BY channel"),
-            arguments: [activity]
-        )
-        for channel in channels {
-            recorded += try store.events(in: db, stream: "channel:" + channel, atMost: asOf.milliseconds)
+    func foldInput(_ db: Database, key: String, asOf: Instant) throws -> [PositionedEvent] {
+        var recorded = try store.events(in: db, stream: Self.stream(.activity, key: key), atMost: asOf.milliseconds)
+        for channel in try channels(db, key: key) {
+            recorded += try store.events(
+                in: db, stream: Self.stream(.channel, key: channel), atMost: asOf.milliseconds)
         }
         return try recorded.map { PositionedEvent(position: $0.position, event: try ActivityProjector.decode($0)) }
+    }
+
+    /// The channel keys an activity key follows.
+    private func channels(_ db: Database, key: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT channel FROM channel_members WHERE activity = ? ORDER BY channel"),
+            arguments: [key])
+    }
+
+    /// The stored stream name of a projection key (`app` U+001F `id` → `app` U+001F `kind:id`).
+    static func stream(_ kind: StreamKind, key: String) -> String {
+        let (app, id) = Namespaced.split(key)
+        return Namespaced.qualify("\(kind.rawValue):\(id)", app: app)
+    }
+
+    /// The projection key of `id` in `app`'s namespace (nil: the app-less one).
+    static func key(_ id: String, app: String?) -> String {
+        Namespaced.qualify(id, app: app ?? "")
     }
 
     static func logged(_ recorded: RecordedEvent) throws -> LoggedEvent {
@@ -62,19 +73,14 @@ extension Ledger {
         )
     }
 
-    /// The event with this id, or a notFound error naming it.
-    public func event(id: String) throws -> LoggedEvent {
+    /// The event with this id in `app`'s namespace (nil: the app-less one), or a notFound error naming it.
+    public func event(id: String, app: String? = nil) throws -> LoggedEvent {
         try store.pool.read { db in
-            guard let recorded = try store.event(in: db, id: id) else {
+            guard let recorded = try store.event(in: db, id: Self.key(id, app: app)) else {
                 throw LedgerError(.notFound, "no event with id \(id)", field: "id")
             }
             return try Self.logged(recorded)
         }
-    }
-
-    /// The app that owns a stream (`activity:X`), if any app wrote it.
-    public func owner(ofStream stream: String) throws -> String? {
-        try store.pool.read { db in try StreamOwners.owner(of: stream, db) }
     }
 
     static func now() -> Instant {

@@ -11,25 +11,20 @@ public struct FeedSlice: Sendable, Hashable {
 }
 
 extension Ledger {
-    /// The events after `after`, in log order, at most `limit`; with `app`, only that app's streams.
+    /// The events after `after`, in log order, at most `limit`, of `app`'s namespace only (nil: the app-less one).
     /// Memory stays bounded by `limit` and the scan by `limit × 64` rows, so a consumer of a quiet app
     /// does not make the server read the whole log in one request.
     public func feed(after: Int64, limit: Int, app: String? = nil) throws -> FeedSlice {
         let limit = max(1, min(limit, 10_000))
         var events: [LoggedEvent] = []
         var last = after
-        var owners: [String: String?] = [:]
+        let namespace = app ?? ""
         var scanned = 0
         try store.pool.read { db in
             try store.forEachEvent(in: db, after: after) { recorded in
                 scanned += 1
                 last = recorded.position
-                if let app {
-                    if owners[recorded.stream] == nil {
-                        owners[recorded.stream] = .some(try StreamOwners.owner(of: recorded.stream, db))
-                    }
-                    guard owners[recorded.stream]! == app else { return scanned < limit * 64 }
-                }
+                guard Namespaced.belongs(recorded.stream, to: namespace) else { return scanned < limit * 64 }
                 events.append(try Self.logged(recorded))
                 return events.count < limit && scanned < limit * 64
             }

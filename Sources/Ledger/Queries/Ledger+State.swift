@@ -6,9 +6,11 @@ import LedgerStore
 extension Ledger {
     /// SPEC §3: the activity as of `at` (default now), folded from its events.
     /// - Throws: notFound "no such activity at T" when it has no request at or before T.
-    public func state(activity: String, at: Instant? = nil) throws -> ActivityState {
+    /// `app` is the namespace (nil: the app-less one of plain CLI imports).
+    public func state(activity: String, at: Instant? = nil, app: String? = nil) throws -> ActivityState {
         let asOf = at ?? Self.now()
-        let events = try store.pool.read { db in try foldInput(db, activity: activity, asOf: asOf) }
+        let key = Self.key(activity, app: app)
+        let events = try store.pool.read { db in try foldInput(db, key: key, asOf: asOf) }
         do {
             return try ActivityFold.state(activity: activity, events: events, asOf: asOf)
         } catch {
@@ -17,9 +19,10 @@ extension Ledger {
     }
 
     /// SPEC §4: the verdict of every update or end that reached the activity, as of `at` (default now).
-    public func audit(activity: String, at: Instant? = nil) throws -> ActivityAudit {
+    public func audit(activity: String, at: Instant? = nil, app: String? = nil) throws -> ActivityAudit {
         let asOf = at ?? Self.now()
-        let events = try store.pool.read { db in try foldInput(db, activity: activity, asOf: asOf) }
+        let key = Self.key(activity, app: app)
+        let events = try store.pool.read { db in try foldInput(db, key: key, asOf: asOf) }
         do {
             let deliveries = try DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: asOf)
             return ActivityAudit(activity: activity, asOf: asOf, deliveries: deliveries)
@@ -29,9 +32,9 @@ extension Ledger {
     }
 
     /// The verdicts of one update or end on every activity it reached (one per subscriber for a channel update).
-    public func audit(update id: String, at: Instant? = nil) throws -> UpdateAudit {
+    public func audit(update id: String, at: Instant? = nil, app: String? = nil) throws -> UpdateAudit {
         let asOf = at ?? Self.now()
-        let target = try event(id: id)
+        let target = try event(id: id, app: app)
         guard target.event.type == .update || target.event.type == .end else {
             throw LedgerError(.badInput, "event \(id) is a \(target.event.type.rawValue), not an update or end", field: "id")
         }
@@ -43,15 +46,15 @@ extension Ledger {
             activities = try store.pool.read { db in
                 try String.fetchAll(
                     db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
-                    arguments: [target.event.stream.id]
-                )
+                    arguments: [Self.key(target.event.stream.id, app: app)]
+                ).map(Namespaced.name)
             }
         case .installation:
             activities = []
         }
         var deliveries: [Delivery] = []
         for activity in activities {
-            guard let audit = try? audit(activity: activity, at: asOf) else { continue }
+            guard let audit = try? audit(activity: activity, at: asOf, app: app) else { continue }
             deliveries += audit.deliveries.filter { $0.event == id }
         }
         return UpdateAudit(event: id, type: target.event.type, stream: target.event.stream.description, deliveries: deliveries)

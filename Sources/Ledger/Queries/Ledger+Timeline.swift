@@ -35,8 +35,11 @@ extension Ledger {
     /// The events of an activity (and of its channels, from when it subscribed) in event-time order, each with
     /// the phase and displayed content right after it (`ActivityFold.timeline`), plus where the log keeps each one.
     /// `from`/`to` bound the listed events by `at`, inclusive; the state after each still counts every earlier event.
-    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil) throws -> [TimelineStep] {
-        let all = try store.pool.read { db in try relevantEvents(db, activity: activity) }
+    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil, app: String? = nil) throws
+        -> [TimelineStep]
+    {
+        let key = Self.key(activity, app: app)
+        let all = try store.pool.read { db in try relevantEvents(db, key: key) }
         guard all.contains(where: { $0.event.stream.kind == .activity }) else {
             throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
         }

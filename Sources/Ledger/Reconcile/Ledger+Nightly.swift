@@ -101,9 +101,6 @@ extension Ledger {
         guard !entries.isEmpty else { return 0 }
         var events: [LedgerEvent] = []
         for entry in entries {
-            let stream = "activity:" + entry.activity
-            // A truth item naming another app's activity is reported, never written to that app's stream.
-            if let app, entry.finding == .missing, let owner = try owner(ofStream: stream), owner != app { continue }
             events.append(
                 LedgerEvent(
                     id: ReconcileIDs.id(run: run, activity: entry.activity, kind: "reconcile"),

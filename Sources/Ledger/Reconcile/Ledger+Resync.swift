@@ -22,8 +22,7 @@ extension Ledger {
     /// on their stream, but no invented `request`: their attributes and content are unknown, so `state` keeps
     /// answering "no such activity" until the app reports the request.
     ///
-    /// - Parameter app: when given, only this app's activities are considered and written; a snapshot entry
-    ///   whose stream another app owns is refused (`forbidden`).
+    /// - Parameter app: the namespace (nil: the app-less one); only its activities are considered and written.
     public func resync(snapshot: DeviceSnapshot, app: String? = nil) async throws -> ResyncPlan {
         let run = ReconcileIDs.resyncRun(snapshot)
         let plan = try plan(snapshot: snapshot, run: run, app: app)
@@ -80,7 +79,7 @@ extension Ledger {
             var states: [ActivityState] = []
             for id in ids where seen.insert(id).inserted {
                 let ownIDs = own.union([ReconcileIDs.id(run: run, activity: id, kind: "reconcile")])
-                let events = try relevantEvents(db, activity: id).map(\.positioned).filter {
+                let events = try relevantEvents(db, key: Self.key(id, app: app)).map(\.positioned).filter {
                     !ownIDs.contains($0.event.id ?? "")
                 }
                 // No request by `at`: the ledger never saw it (yet) — the planner adopts it.
@@ -94,18 +93,11 @@ extension Ledger {
         return ResyncPlanner.plan(snapshot: snapshot, ledger: states, now: snapshot.at)
     }
 
+    /// The installation's activities in `app`'s namespace (projection rows hold qualified names), as bare ids.
     private func installationActivities(_ db: Database, installation: String, app: String?) throws -> [String] {
-        if let app {
-            return try String.fetchAll(
-                db,
-                sql: """
-                    SELECT a.activity FROM activities a JOIN stream_owners o ON o.stream = 'activity:' || a.activity
-                    WHERE a.installation = ? AND o.app = ? ORDER BY a.activity
-                    """,
-                arguments: [installation, app])
-        }
-        return try String.fetchAll(
+        try String.fetchAll(
             db, sql: "SELECT activity FROM activities WHERE installation = ? ORDER BY activity",
-            arguments: [installation])
+            arguments: [Self.key(installation, app: app)]
+        ).map(Namespaced.name)
     }
 }

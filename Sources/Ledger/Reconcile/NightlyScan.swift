@@ -32,6 +32,8 @@ struct NightlyScan {
     private(set) var folded = 0
     /// Folds every live activity instead of trusting `NightlyFacts` (the reference the tests compare with).
     let foldAll: Bool
+    /// The namespace scanned (nil: the app-less one).
+    let app: String?
     static let pageSize = 1024
 
     init(ledger: Ledger, spool: TruthSpool, at: Instant, run: String, app: String?, foldAll: Bool = false) {
@@ -39,6 +41,7 @@ struct NightlyScan {
         self.at = at
         self.run = run
         self.foldAll = foldAll
+        self.app = app
         let pool = ledger.store.pool
         activities = SortedCursor { after in
             try pool.read { db in try Self.page(db, after: after?.activity, app: app) }
@@ -105,10 +108,10 @@ struct NightlyScan {
         let chunks = stride(from: 0, to: candidates.count, by: chunkSize).map {
             Array(candidates[$0..<min($0 + chunkSize, candidates.count)])
         }
-        if chunks.count == 1 { return try Self.judge(chunks[0], ledger: ledger, at: at, run: run) }
+        if chunks.count == 1 { return try Self.judge(chunks[0], ledger: ledger, at: at, run: run, app: app) }
         return try await withThrowingTaskGroup(of: (Int, [NightlyEntry]).self) { group in
             for (index, chunk) in chunks.enumerated() {
-                group.addTask { (index, try Self.judge(chunk, ledger: ledger, at: at, run: run)) }
+                group.addTask { [app] in (index, try Self.judge(chunk, ledger: ledger, at: at, run: run, app: app)) }
             }
             var results = [[NightlyEntry]](repeating: [], count: chunks.count)
             for try await (index, entries) in group { results[index] = entries }
@@ -118,11 +121,11 @@ struct NightlyScan {
 
     static let parallelism = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
 
-    private static func judge(_ candidates: [Candidate], ledger: Ledger, at: Instant, run: String) throws
+    private static func judge(_ candidates: [Candidate], ledger: Ledger, at: Instant, run: String, app: String?) throws
         -> [NightlyEntry]
     {
         let histories = try ledger.store.pool.read { db in
-            try candidates.map { try ledger.relevantEvents(db, activity: $0.row.activity).map(\.positioned) }
+            try candidates.map { try ledger.relevantEvents(db, key: Ledger.key($0.row.activity, app: app)).map(\.positioned) }
         }
         var entries: [NightlyEntry] = []
         for (candidate, events) in zip(candidates, histories) {
@@ -170,28 +173,26 @@ struct NightlyScan {
 
     static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
 
+    /// The next page of `app`'s activity rows after the bare id `after`, as bare ids. Rows of one namespace are
+    /// one range of projection keys (`Ledger.namespaceCondition`), in the order of their bare ids.
     static func page(_ db: Database, after: String?, app: String?) throws -> [ActivityRow] {
-        let owned = app == nil ? "" : "JOIN stream_owners o ON o.stream = 'activity:' || a.activity AND o.app = ?"
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT a.activity, a.requested_at, a.ended_at, a.dismissed_at, a.start_at, a.facts_at, a.intended_hash,
-                    a.requests, a.doubts,
-                    a.push_type = 'channel' OR EXISTS (SELECT 1 FROM channel_members m WHERE m.activity = a.activity)
-                FROM activities a \(owned)
-                WHERE a.activity > ? ORDER BY a.activity LIMIT ?
-                """)
-        var arguments = StatementArguments()
-        if let app { arguments += [app] }
-        arguments += [after ?? "", pageSize]
-        // A cursor decodes each column straight from the statement (no row copies, no generic decoding).
-        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        var sql: SQL = """
+            SELECT a.activity, a.requested_at, a.ended_at, a.dismissed_at, a.start_at, a.facts_at, a.intended_hash,
+                a.requests, a.doubts,
+                a.push_type = 'channel' OR EXISTS (SELECT 1 FROM channel_members m WHERE m.activity = a.activity)
+            FROM activities a
+            WHERE a.activity > \(Ledger.key(after ?? "", app: app))
+            """
+        sql += Ledger.namespaceCondition("a.activity", app: app)
+        sql += " ORDER BY a.activity LIMIT \(pageSize)"
+        let cursor = try Row.fetchCursor(db, SQLRequest<Row>(literal: sql))
         var rows: [ActivityRow] = []
         rows.reserveCapacity(pageSize)
         while let row = try cursor.next() {
             let channel: Bool? = row[9]
             rows.append(
                 ActivityRow(
-                    activity: row[0], requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
+                    activity: Namespaced.name(row[0]), requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
                     facts: NightlyFacts(
                         startAt: row[4], factsAt: row[5], intendedHash: row[6], requests: row[7], doubts: row[8],
                         channel: channel ?? true)))

@@ -36,6 +36,11 @@ public struct TruthItem: Hashable, Sendable {
         guard let activity = value["activity"]?.stringValue, !activity.isEmpty else {
             throw LedgerError(.badInput, "field activity: expected a non-empty string", line: number, field: "activity")
         }
+        if let scalar = Identifier.firstControlCharacter(activity) {
+            throw LedgerError(
+                .badInput, "field activity: control character \(Identifier.describe(scalar)) is not allowed",
+                line: number, field: "activity")
+        }
         var done = false
         if let flag = value["done"], !flag.isNull {
             guard let bool = flag.boolValue else {

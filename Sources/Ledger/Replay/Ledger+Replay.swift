@@ -19,7 +19,7 @@ public struct ReplaySummary: Sendable, Hashable, Codable {
 
 extension Ledger {
     /// Writes a new ledger file at `path` holding the events up to `limit`, in their original order, with their ids,
-    /// times and payloads, and its projections built as it goes. Stream owners are copied. The file must not exist.
+    /// times and payloads (each in its app's namespace), and its projections built as it goes. The file must not exist.
     public func replay(
         _ limit: ReplayLimit, into path: String, progress: ((Int64, Int64) -> Void)? = nil
     ) async throws -> ReplaySummary {
@@ -52,23 +52,8 @@ extension Ledger {
                 return true
             }
             try flush()
-            try copyOwners(into: session.db)
             return count
         }
         return ReplaySummary(path: path, events: written, lastPosition: try target.store.lastPosition())
-    }
-
-    /// Ownership is not part of the log; every owner is copied (an owner of a stream with no events yet only
-    /// reserves the name for its app, as in the source).
-    private func copyOwners(into db: Database) throws {
-        let owners = try store.pool.read { source in
-            try Row.fetchAll(source, sql: "SELECT stream, app FROM stream_owners")
-        }
-        for owner in owners {
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO stream_owners (stream, app) VALUES (?, ?)",
-                arguments: [owner["stream"] as String, owner["app"] as String]
-            )
-        }
     }
 }

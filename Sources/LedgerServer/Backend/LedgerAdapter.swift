@@ -51,7 +51,7 @@ public struct LedgerAdapter: LedgerBackend {
         do {
             outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
         } catch let error as LedgerBackendError where error.code == .conflict && error.field == "id" {
-            throw namingRepeatedID(error, in: decoded)
+            throw namingRepeatedID(error, in: decoded, app: app)
         }
         return zip(decoded, outcomes).map { event, outcome in
             AppendedEvent(
@@ -64,14 +64,14 @@ public struct LedgerAdapter: LedgerBackend {
     /// The store names the id; the client needs the event: `events[i].id`. An id sent twice in one batch with
     /// different content is refused at its second occurrence, and the store's "already stored at position N"
     /// names a row the refused batch never kept, so the message says what happened instead.
-    private func namingRepeatedID(_ error: LedgerBackendError, in events: [LedgerEvent]) -> LedgerBackendError {
+    private func namingRepeatedID(_ error: LedgerBackendError, in events: [LedgerEvent], app: String) -> LedgerBackendError {
         let occurrences = events.indices.filter { index in
             events[index].id.map { error.message.contains("'\($0)'") } ?? false
         }
         guard let first = occurrences.first, let id = events[first].id else { return error }
         var named = error
         named.field = "events[\(first)].id"
-        let storedBefore = (try? ledger.event(id: id)) != nil
+        let storedBefore = (try? ledger.event(id: id, app: app)) != nil
         if !storedBefore, let repeated = occurrences.dropFirst().first(where: { events[$0] != events[first] }) {
             named.field = "events[\(repeated)].id"
             named.message =
@@ -91,7 +91,7 @@ public struct LedgerAdapter: LedgerBackend {
                 throw LedgerError(.notFound, "no activity of this app matches the exchange", field: "activity")
             }
             return try outcomes.map { outcome in
-                let logged = try ledger.event(id: outcome.id)
+                let logged = try ledger.event(id: outcome.id, app: app)
                 return AppendedEvent(
                     id: outcome.id, stream: logged.event.stream.description, position: outcome.position,
                     version: logged.version, duplicate: outcome.duplicate
@@ -102,15 +102,14 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func stateJSON(app: String, activity: String, at: Date?) async throws -> Data {
         try await run {
-            try own(activity, app: app)
-            return Self.encode(try ledger.state(activity: activity, at: at.map(Self.instant)).json)
+            return Self.encode(try ledger.state(activity: activity, at: at.map(Self.instant), app: app).json)
         }
     }
 
     public func timelineJSON(app: String, activity: String, from: Date?, to: Date?) async throws -> Data {
         try await run {
-            try own(activity, app: app)
-            let entries = try ledger.timeline(activity: activity, from: from.map(Self.instant), to: to.map(Self.instant))
+            let entries = try ledger.timeline(
+                activity: activity, from: from.map(Self.instant), to: to.map(Self.instant), app: app)
             return Self.encode(["activity": .string(activity), "entries": .array(entries.map(\.json))])
         }
     }
@@ -121,8 +120,7 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func auditJSON(app: String, activity: String, at: Date?) async throws -> Data {
         try await run {
-            try own(activity, app: app)
-            return Self.encode(try ledger.audit(activity: activity, at: at.map(Self.instant)).json)
+            return Self.encode(try ledger.audit(activity: activity, at: at.map(Self.instant), app: app).json)
         }
     }
 
@@ -132,11 +130,11 @@ public struct LedgerAdapter: LedgerBackend {
 
     public func updateAuditJSON(app: String, event: String, at: Date?) async throws -> Data {
         try await run {
-            let logged = try ledger.event(id: event)
-            guard try ledger.owner(ofStream: logged.event.stream.description) == app else {
+            do {
+                return Self.encode(try ledger.audit(update: event, at: at.map(Self.instant), app: app).json)
+            } catch let error as LedgerError where error.code == .notFound {
                 throw LedgerError(.notFound, "no event with id \(event)", field: "event")
             }
-            return Self.encode(try ledger.audit(update: event, at: at.map(Self.instant)).json)
         }
     }
 
@@ -231,13 +229,6 @@ public struct LedgerAdapter: LedgerBackend {
             object.members[index].value = .string(run)
         }
         return .object(object)
-    }
-
-    /// A read of `activity` by `app`: 404 unless the app owns its stream.
-    private func own(_ activity: String, app: String) throws {
-        guard try ledger.owner(ofStream: "activity:" + activity) == app else {
-            throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
-        }
     }
 
     /// Runs a query on the reads lane (never on a cooperative thread), mapping ledger errors.

@@ -70,6 +70,11 @@ struct BatchWriter {
             if event.stream.isEmpty {
                 throw StoreError(.invalidEvent, "event \(index + 1) of the batch has an empty stream", eventID: event.id)
             }
+            // SQLite keeps text up to its first NUL: such a name would be stored cut and its hash would not verify.
+            for (field, text) in [("id", event.id), ("stream", event.stream), ("type", event.type)]
+            where text.utf8.contains(0) {
+                throw StoreError(.invalidEvent, "event \(index + 1) of the batch has a NUL character in its \(field)")
+            }
         }
     }
 

@@ -28,12 +28,16 @@ struct ChainHasher {
 
     /// The SHA-256 state after every field of a row but the previous hash, which comes last: `verify` computes it
     /// beside the reading (any thread) and only `finish`es it in chain order.
-    static func prefix(_ event: RecordedEvent) -> SHA256 {
+    ///
+    /// Rows before `namespacedFrom` were hashed before apps were namespaces: their hash covers the bare stream
+    /// name and id (`Namespaced`), though the file now stores them qualified by their app.
+    static func prefix(_ event: RecordedEvent, namespacedFrom: Int64) -> SHA256 {
+        let bare = event.position < namespacedFrom
         var hasher = ChainHasher()
         hasher.append(event.position)
-        hasher.append(event.stream)
+        hasher.append(bare ? Namespaced.name(event.stream) : event.stream)
         hasher.append(event.version)
-        hasher.append(event.id)
+        hasher.append(bare ? Namespaced.name(event.id) : event.id)
         hasher.append(event.type)
         hasher.append(event.at)
         hasher.append(event.recordedAt)

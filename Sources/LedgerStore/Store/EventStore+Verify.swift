@@ -22,6 +22,8 @@ extension EventStore {
             let last = try lastPosition(in: db)
             let limit = min(digest?.position ?? last, last)
             var checker = ChainChecker()
+            let namespacedFrom = try Self.namespacedFrom(db)
+            let prefix: @Sendable (RecordedEvent) -> SHA256 = { ChainHasher.prefix($0, namespacedFrom: namespacedFrom) }
             // Reading, decompression and all of each row's hash but its last 32 bytes (the previous hash) run
             // beside this thread (`ChainHasher.prefix`); here each hash is finished in chain order.
             let check = { (event: RecordedEvent, prefix: SHA256) -> Bool in
@@ -32,14 +34,14 @@ extension EventStore {
             do {
                 if ParallelScan.worthReaders(events: limit) {
                     try ParallelScan.run(
-                        path: pool.path, db: db, after: 0, last: limit, decoders: decoders, transform: ChainHasher.prefix,
+                        path: pool.path, db: db, after: 0, last: limit, decoders: decoders, transform: prefix,
                         check)
                 } else {
                     let statement = try db.makeStatement(
                         sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
                     statement.bind(limit, at: 1)
                     try decoders.withHandle { decoder in
-                        try ScanPipeline.run(statement, db: db, decoder: decoder, transform: ChainHasher.prefix, check)
+                        try ScanPipeline.run(statement, db: db, decoder: decoder, transform: prefix, check)
                     }
                 }
             } catch let error as RowDecodingError {
@@ -65,6 +67,14 @@ extension EventStore {
             }
             return report
         }
+    }
+}
+
+extension EventStore {
+    /// The first position whose hash covers the app-qualified stream name and id (see `Namespaced`); 0 when
+    /// every row's does. Set once, by the migration that made apps namespaces, in `store_counters`.
+    public static func namespacedFrom(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM store_counters WHERE name = 'namespaced_from'") ?? 0
     }
 }
 

@@ -16,6 +16,7 @@ struct Activities: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup var namespace: AppOption
 
     @Option(help: "pending, active, stale, ended or dismissed.")
     var phase: String?
@@ -55,7 +56,7 @@ struct Activities: AsyncParsableCommand {
             let ledger = try options.openLedger()
             let page = try ledger.activities(ActivityFilter(
                 phase: phase, installation: installation, attributesType: attributesType, token: token,
-                channel: channel, at: try at.map { try parseTime($0, option: "at") }, limit: limit, after: after
+                channel: channel, app: namespace.app, at: try at.map { try parseTime($0, option: "at") }, limit: limit, after: after
             ))
             if options.json {
                 printJSON(page.json)

@@ -14,6 +14,7 @@ struct Audit: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup var namespace: AppOption
 
     @Argument(help: "The activity id.")
     var activity: String?
@@ -35,10 +36,10 @@ struct Audit: AsyncParsableCommand {
             let ledger = try options.openLedger()
             let asOf = try at.map { try parseTime($0, option: "at") }
             if let update {
-                let audit = try ledger.audit(update: update, at: asOf)
+                let audit = try ledger.audit(update: update, at: asOf, app: namespace.app)
                 if options.json { printJSON(audit.json) } else { print(AuditText.render(audit.deliveries, title: "update \(update)")) }
             } else if let activity {
-                let audit = try ledger.audit(activity: activity, at: asOf)
+                let audit = try ledger.audit(activity: activity, at: asOf, app: namespace.app)
                 if options.json { printJSON(audit.json) } else { print(AuditText.render(audit.deliveries, title: activity)) }
             }
         }

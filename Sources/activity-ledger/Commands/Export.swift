@@ -17,6 +17,7 @@ struct Export: AsyncParsableCommand {
             """)
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup var namespace: AppOption
 
     @Option(name: .long, help: "Output file (default: standard output).")
     var out: String?
@@ -31,7 +32,13 @@ struct Export: AsyncParsableCommand {
             let total = try ledger.store.lastPosition()
             let progress = Progress("exporting")
             var written: Int64 = 0
-            try ledger.exportLines(after: after) { line, _ in
+            var skipped = 0
+            let undecodable = { (position: Int64, error: LedgerError) in
+                skipped += 1
+                FileHandle.standardError.write(
+                    Data("activity-ledger: warning: position \(position) does not decode; skipped: \(error.message)\n".utf8))
+            }
+            try ledger.exportLines(after: after, app: namespace.app, undecodable: undecodable) { line, _ in
                 try sink.write(line)
                 written += 1
                 if written % 4096 == 0 { progress.update(written, of: total - after) }
@@ -39,6 +46,10 @@ struct Export: AsyncParsableCommand {
             }
             try sink.close()
             progress.finish()
+            if skipped > 0 {
+                FileHandle.standardError.write(
+                    Data("activity-ledger: warning: \(skipped) stored events do not decode and were not exported\n".utf8))
+            }
             if out != nil {
                 if options.json { printJSON(["events": .int(written)]) } else { print("exported \(written) events") }
             }

@@ -16,6 +16,7 @@ struct State: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup var namespace: AppOption
 
     @Argument(help: "The activity id (without the activity: prefix).")
     var activity: String
@@ -27,7 +28,7 @@ struct State: AsyncParsableCommand {
         try await runReporting {
             let ledger = try options.openLedger()
             let asOf = try at.map { try parseTime($0, option: "at") }
-            let state = try ledger.state(activity: activity, at: asOf)
+            let state = try ledger.state(activity: activity, at: asOf, app: namespace.app)
             if options.json {
                 printJSON(state.json)
             } else {

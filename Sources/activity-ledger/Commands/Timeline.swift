@@ -13,6 +13,7 @@ struct Timeline: AsyncParsableCommand {
     )
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup var namespace: AppOption
 
     @Argument(help: "The activity id.")
     var activity: String
@@ -32,7 +33,7 @@ struct Timeline: AsyncParsableCommand {
                 throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
             }
             let ledger = try options.openLedger()
-            let entries = try ledger.timeline(activity: activity, from: from, to: to)
+            let entries = try ledger.timeline(activity: activity, from: from, to: to, app: namespace.app)
             if options.json {
                 printJSON(["activity": .string(activity), "entries": .array(entries.map(\.json))])
             } else {

@@ -1,0 +1,17 @@
+/// The rule for names a client chooses — stream ids, event ids, apps: any Unicode text but control characters.
+///
+/// C0 controls (NUL included), DEL and C1 controls are refused at every door: SQLite keeps text up to a NUL, a
+/// newline forges log lines, and U+001F separates an app from a name in storage (`Namespaced`). Everything else
+/// (U+2028, emoji, combining marks first) is stored exactly as sent.
+public enum Identifier {
+    /// The first control character of `text`, if any.
+    public static func firstControlCharacter(_ text: String) -> Unicode.Scalar? {
+        text.unicodeScalars.first { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
+    /// `U+0000`-style name of a scalar, for messages (the scalar itself would not print).
+    public static func describe(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+}
