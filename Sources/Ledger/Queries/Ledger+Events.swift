@@ -2,6 +2,7 @@ import ActivityModel
 import Foundation
 import GRDB
 import LedgerStore
+import Logging
 
 /// One stored event, decoded, with what the log knows about it.
 public struct LoggedEvent: Sendable, Hashable {
@@ -33,7 +34,23 @@ extension Ledger {
         for channel in try channels(db, key: key) {
             recorded += try store.events(in: db, stream: Self.stream(.channel, key: channel))
         }
-        return try recorded.map(Self.logged)
+        return readable(recorded, Self.logged)
+    }
+
+    /// `transform` of every row that decodes. A row that does not (only a file written before every door
+    /// validated can hold one) is logged and left out, so one bad row never takes its activity, a list or the
+    /// feed down with it.
+    func readable<T>(_ recorded: [RecordedEvent], _ transform: (RecordedEvent) throws -> T) -> [T] {
+        recorded.compactMap { row in
+            do {
+                return try transform(row)
+            } catch {
+                logger.error("a stored event does not decode; left out of the answer", metadata: [
+                    "ledger.position": "\(row.position)", "ledger.error": "\(error)",
+                ])
+                return nil
+            }
+        }
     }
 
     /// What `ActivityFold.state` needs as of `asOf`: the events of `relevantEvents` with `at` ≤ asOf, decoded
@@ -44,7 +61,7 @@ extension Ledger {
             recorded += try store.events(
                 in: db, stream: Self.stream(.channel, key: channel), atMost: asOf.milliseconds)
         }
-        return try recorded.map { PositionedEvent(position: $0.position, event: try ActivityProjector.decode($0)) }
+        return readable(recorded) { PositionedEvent(position: $0.position, event: try ActivityProjector.decode($0)) }
     }
 
     /// The channel keys an activity key follows.

@@ -25,7 +25,7 @@ extension Ledger {
                 scanned += 1
                 last = recorded.position
                 guard Namespaced.belongs(recorded.stream, to: namespace) else { return scanned < limit * 64 }
-                events.append(try Self.logged(recorded))
+                events += readable([recorded], Self.logged)
                 return events.count < limit && scanned < limit * 64
             }
         }
