@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        // Already resolved through Hummingbird; named because LedgerServer imports them itself.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -61,25 +64,35 @@ let package = Package(
             name: "LedgerServer",
             dependencies: [
                 "Ledger",
+                "LedgerStore",
+                "ActivityModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .target(
             name: "LedgerTesting",
-            dependencies: ["Ledger", "LedgerStore", "ActivityModel"]
+            dependencies: [
+                "Ledger", "LedgerStore", "ActivityModel", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "activity-ledger",
             dependencies: [
                 "Ledger",
                 "LedgerServer",
+                "LedgerStore",
+                "ActivityModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -90,12 +103,23 @@ let package = Package(
                 "Ledger",
                 "LedgerStore",
                 "LedgerTesting",
+                "ActivityModel",
+                "CZstd",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/ledger-bench"
         ),
-        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTesting"]),
+        .testTarget(
+            name: "LedgerStoreTests",
+            dependencies: [
+                "LedgerStore", "LedgerTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "ActivityModelTests",
             dependencies: ["ActivityModel"],
@@ -112,9 +136,13 @@ let package = Package(
         .testTarget(
             name: "LedgerServerTests",
             dependencies: [
-                "LedgerServer",
-                "LedgerTesting",
+                "LedgerServer", "LedgerTesting", "Ledger", "LedgerStore", "ActivityModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]
