@@ -73,7 +73,7 @@ let package = Package(
         ),
         .target(
             name: "LedgerTesting",
-            dependencies: ["Ledger", "LedgerStore", "ActivityModel"]
+            dependencies: ["Ledger", "LedgerStore", "ActivityModel", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .executableTarget(
             name: "activity-ledger",
