@@ -112,7 +112,9 @@ struct SharedFileTests {
         client.connect()
         let headers: HTTPFields = [.authorization: "Bearer \(key)", .contentType: "application/json"]
         func append(_ activity: String) async throws -> TestClient.Response {
-            try await client.post("/v1/events", headers: headers, body: ByteBuffer(string: Sample.request(activity)))
+            let id = "30000000-0000-4000-8000-\(String(repeating: "0", count: 12 - activity.count))\(activity.utf8.map { String($0 % 10) }.joined())"
+            return try await client.post(
+                "/v1/events", headers: headers, body: ByteBuffer(string: Sample.request(activity, id: id)))
         }
         #expect(try await append("B0").status == .ok)
 
@@ -127,7 +129,10 @@ struct SharedFileTests {
         #expect(refused.headers[.retryAfter] != nil)
         #expect(Self.text(refused).contains(#""code":"unavailable""#))
         try await offThePool { long.waitUntilReleased() }
-        #expect(try await append("B2").status == .ok, "the refused append was written after all, or the retry failed")
+        let retried = try await append("B2")
+        #expect(retried.status == .ok)
+        // Same event id: had the refused append been written, the retry would be a duplicate.
+        #expect(Self.text(retried).contains(#""duplicate":false"#), "the refused append was written: \(Self.text(retried))")
 
         try await client.shutdown()
         let stop = try await offThePool { server.terminate(within: .seconds(20)) }
