@@ -123,7 +123,7 @@ struct SharedFileTests {
         #expect(waited.status == .ok, "an append did not wait 0.8 s for a lock: \(Self.text(waited))")
         try await offThePool { short.waitUntilReleased() }
 
-        let long = try await offThePool { try WriteLockHolder(path: db, seconds: 4) }
+        let long = try await offThePool { try WriteLockHolder(path: db, seconds: 6) }
         let refused = try await append("B2")
         #expect(refused.status == .serviceUnavailable, "\(refused.status) \(Self.text(refused))")
         #expect(refused.headers[.retryAfter] != nil)
