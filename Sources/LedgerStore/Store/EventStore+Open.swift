@@ -82,16 +82,17 @@ extension EventStore {
             "\(path) was written by an older version: run `activity-ledger migrate --db \(path)` (or let a writing command upgrade it)")
     }
 
-    /// An SQLite failure as a `StoreError` naming the file; any other error is returned as it is.
+    /// An SQLite failure as a `StoreError`; any other error is returned as it is. The message does not name the
+    /// file (an HTTP client sees it); the CLI adds the path to every storage failure it prints.
     static func storageError(_ error: any Error, path: String, busyTimeout: Duration) -> any Error {
         guard let error = error as? DatabaseError else { return error }
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return StoreError(
                 .busy,
-                "\(path) is busy: another process held its lock for more than \(busyTimeout.seconds) s (the busy timeout); try again")
+                "the ledger file is busy: another process held its lock for more than \(busyTimeout.seconds) s (the busy timeout); try again")
         default:
-            return StoreError(.storage, "\(path): \(error.message ?? error.resultCode.description)")
+            return StoreError(.storage, "SQLite: \(error.message ?? error.resultCode.description)")
         }
     }
 }
