@@ -83,7 +83,9 @@ let package = Package(
         .target(
             name: "LedgerTesting",
             dependencies: [
-                "Ledger", "LedgerStore", "ActivityModel", .product(name: "Logging", package: "swift-log"),
+                "Ledger", "LedgerStore", "ActivityModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

@@ -20,17 +20,59 @@ public final class Ledger: Sendable {
         self.maxEventBytes = configuration.maxEventBytes
         let projector = ActivityProjector(logger: logger)
         var storeConfiguration = configuration.store
-        if !storeConfiguration.readOnly { storeConfiguration.projector = projector }
+        let readOnly = storeConfiguration.readOnly
+        if !readOnly { storeConfiguration.projector = projector }
+        // A file holding only API keys (created before the first append) is a ledger to be; anything else with
+        // tables but none of our migrations is refused, never adopted.
+        storeConfiguration.companionMigrations = Set(LedgerSchema.identifiers).union(APIKeyStore.identifiers)
         do {
             store = try EventStore(path: path, configuration: storeConfiguration, logger: logger)
         } catch let error as StoreError {
-            throw LedgerError(.storage, "cannot open ledger \(path): \(error)")
+            throw LedgerError(.storage, error.message)
         }
         self.projector = projector
-        if !storeConfiguration.readOnly {
-            try LedgerSchema.migrate(store.pool)
-            try catchUp()
+        do {
+            if readOnly {
+                try checkCurrent()
+            } else {
+                try LedgerSchema.migrate(store.pool)
+                try catchUp()
+            }
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw Self.storageError(error, path: path, busyTimeout: storeConfiguration.busyTimeout)
         }
+    }
+
+    /// A read-only open cannot migrate or catch up: a file that needs either is refused with the command that
+    /// upgrades it (any writing command does too).
+    func checkCurrent() throws {
+        let current = try store.pool.read { db in
+            let applied = try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations")
+            guard LedgerSchema.identifiers.allSatisfy(applied.contains) else { return false }
+            let done = try Int64.fetchOne(
+                db, sql: "SELECT position FROM projection_positions WHERE name = ?", arguments: [ActivityProjector.name]
+            ) ?? 0
+            return done >= (try store.lastPosition(in: db))
+        }
+        guard current else { throw LedgerError(.storage, EventStore.outdated(path).message) }
+    }
+
+    /// An SQLite failure as a one-line storage error naming the file (busy: another process held the lock past
+    /// the busy timeout). Other errors keep their description.
+    public static func storageError(_ error: any Error, path: String, busyTimeout: Duration? = nil) -> LedgerError {
+        if let error = error as? LedgerError { return error }
+        if let error = error as? StoreError { return LedgerError(.storage, error.message) }
+        guard let error = error as? DatabaseError else { return LedgerError(.storage, "\(path): \(error)") }
+        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            let within = busyTimeout.map { timeout in
+                let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+                return " for more than \(seconds) s (the busy timeout)"
+            } ?? ""
+            return LedgerError(.storage, "\(path) is busy: another process held its lock\(within); try again")
+        }
+        return LedgerError(.storage, "\(path): \(error.message ?? error.resultCode.description)")
     }
 
     /// The pool of the ledger file, for queries of other targets (API keys, the server).

@@ -15,6 +15,9 @@ enum LedgerSchema {
         ("201_reconcile_runs", ReconcileRuns.sql + "\n"),
     ]
 
+    /// The identifiers GRDB records for them.
+    static var identifiers: [String] { migrations.map { "ledger." + $0.name } }
+
     static func migrate(_ pool: DatabasePool) throws {
         var migrator = DatabaseMigrator()
         for migration in migrations {

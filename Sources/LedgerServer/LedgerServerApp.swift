@@ -46,6 +46,10 @@ public enum LedgerServerApp: Sendable {
 
     /// Runs the service until SIGTERM or SIGINT, then stops accepting connections and lets in-flight
     /// requests (and so in-flight appends) finish before returning.
+    ///
+    /// `services` (e.g. the ledger's `EventStore`) start before the HTTP server and, as ServiceGroup shuts down in
+    /// reverse order and waits for each, are told to shut down only once the server has answered every in-flight
+    /// request: the store then refuses later appends and drains its queue.
     public static func run(
         configuration: LedgerServerConfiguration,
         backend: any LedgerBackend,

@@ -12,7 +12,8 @@ struct ActivityLedgerCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Serve.self, Import.self, Export.self, State.self, Timeline.self, Audit.self, Replay.self,
-            Activities.self, Reconcile.self, Verify.self, Digest.self, Rebuild.self, Stats.self, Keys.self,
+            Activities.self, Reconcile.self, Verify.self, Digest.self, Rebuild.self, Stats.self, Keys.self, Backup.self,
+            Migrate.self,
         ]
     )
 

@@ -2,6 +2,7 @@ import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
+import LedgerStore
 import Logging
 
 /// Exit codes scripts can rely on. Documented in the README.
@@ -12,31 +13,83 @@ enum Exit {
     static let storage: Int32 = 4
 }
 
-/// Runs a command body: a LedgerError becomes one line on stderr and its exit code.
-func runReporting(_ body: () async throws -> Void) async throws {
+/// Runs a command body: a failure becomes one line on stderr and its exit code. A LedgerError exits with its
+/// code's; anything else that is not ArgumentParser's own (usage, exit codes) is a storage failure: exit 4, the
+/// file named.
+func runReporting(db: String? = nil, _ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let failure as CommandFailure {
         throw CommandFailure.exit(failure)
-    } catch let error as LedgerError {
-        FileHandle.standardError.write(Data("activity-ledger: \(error)\n".utf8))
-        switch error.code {
-        case .notFound: throw ExitCode(Exit.notFound)
-        case .badInput, .forbidden: throw ExitCode(Exit.badInput)
-        case .conflict: throw ExitCode(Exit.conflict)
-        default: throw ExitCode(Exit.storage)
-        }
+    } catch let exit as ExitCode {
+        throw exit
+    } catch let exit as CleanExit {
+        throw exit
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        throw reportFailure(error, db: db)
     }
 }
 
+/// Prints `error` as one `activity-ledger:` line and returns the exit code (README: 1 not found, 2 bad input,
+/// 3 conflict, 4 storage).
+func reportFailure(_ error: any Error, db: String?) -> ExitCode {
+    let failure = error as? LedgerError ?? Ledger.storageError(error, path: db ?? "the ledger")
+    var message = failure.description
+    let code: Int32
+    switch failure.code {
+    case .notFound: code = Exit.notFound
+    case .badInput, .forbidden: code = Exit.badInput
+    case .conflict: code = Exit.conflict
+    default: code = Exit.storage
+    }
+    if code == Exit.storage, let db, !message.contains(db) { message = "\(db): \(message)" }
+    FileHandle.standardError.write(Data("activity-ledger: \(message)\n".utf8))
+    return ExitCode(code)
+}
+
 extension GlobalOptions {
-    /// Opens the ledger for a command. Query commands refuse a missing file rather than creating an empty one.
+    /// Opens the ledger for a command. Query commands refuse a missing file rather than creating an empty one,
+    /// and open it read-only: they never write, migrate or catch up (a file that needs it is refused with the
+    /// command that upgrades it).
     func openLedger(mustExist: Bool = true, readOnly: Bool = false) throws -> Ledger {
         if mustExist && !FileManager.default.fileExists(atPath: db) {
             throw LedgerError(.notFound, "no ledger at \(db) (use --db PATH)", field: "db")
         }
-        let configuration: LedgerConfiguration = readOnly ? .readOnly : .init()
+        var configuration: LedgerConfiguration = readOnly ? .readOnly : .init()
+        configuration.store.busyTimeout = try busyTimeout(environment: ProcessInfo.processInfo.environment)
         return try Ledger(path: db, configuration: configuration, logger: StoreAccess.quietLogger)
+    }
+
+    /// The API keys of the ledger file, through the ledger's pool (a foreign file is refused, a new one created).
+    func openKeys() throws -> APIKeyStore {
+        do {
+            return try APIKeyStore(writer: openLedger(mustExist: false).pool)
+        } catch {
+            throw reportFailure(error, db: db)
+        }
+    }
+
+    /// Opens the event store alone, read-only (verify, digest, stats, backup).
+    func openStore() throws -> EventStore {
+        try StoreAccess.openReadOnly(db, busyTimeout: busyTimeout(environment: ProcessInfo.processInfo.environment))
+    }
+
+    /// `--busy-timeout`, else `LEDGER_BUSY_TIMEOUT`, else 5 s.
+    func busyTimeout(environment: [String: String]) throws -> Duration {
+        var seconds = busyTimeoutSeconds
+        if seconds == nil, let text = environment["LEDGER_BUSY_TIMEOUT"] {
+            guard let value = Double(text) else {
+                throw ValidationError("LEDGER_BUSY_TIMEOUT must be a number of seconds, got '\(text)'")
+            }
+            seconds = value
+        }
+        let value = seconds ?? 5
+        guard value.isFinite, (0...3600).contains(value) else {
+            throw ValidationError("--busy-timeout must be 0…3600 seconds, got \(value)")
+        }
+        return .milliseconds(Int64((value * 1000).rounded()))
     }
 }
 

@@ -7,6 +7,11 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Print JSON instead of readable text.")
     var json = false
+
+    @Option(
+        name: .customLong("busy-timeout"),
+        help: "Seconds to wait for another process's lock on the file before failing (env LEDGER_BUSY_TIMEOUT). [default: 5]")
+    var busyTimeoutSeconds: Double?
 }
 
 /// The namespace a command works in (SPEC §2 "Apps are namespaces").

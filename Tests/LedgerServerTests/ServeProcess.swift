@@ -34,12 +34,14 @@ struct ServeProcess {
     }
 
     /// Starts `serve` on a free loopback port and waits (at most 20 s) until it says where it listens.
-    static func start(_ binary: URL, db: String, directory: TemporaryDirectory) async throws -> ServeProcess {
-        let output = directory.file("serve.out")
+    static func start(
+        _ binary: URL, db: String, directory: TemporaryDirectory, name: String = "serve", arguments: [String] = []
+    ) async throws -> ServeProcess {
+        let output = directory.file("\(name).out")
         FileManager.default.createFile(atPath: output, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"]
+        process.arguments = ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"] + arguments
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -55,6 +57,20 @@ struct ServeProcess {
         }
         process.terminate()
         throw ServeError(message: "serve did not report its port within 20 s")
+    }
+
+    /// SIGTERM, then waits (at most `limit`) for the exit; returns the exit status (nil when a signal ended it)
+    /// and how long it took, or nil (after a SIGKILL) when it did not exit in time.
+    func terminate(within limit: Duration) -> (status: Int32?, took: Duration)? {
+        let start = ContinuousClock.now
+        kill(process.processIdentifier, SIGTERM)
+        while process.isRunning, ContinuousClock.now - start < limit { usleep(20_000) }
+        guard !process.isRunning else {
+            killNine()
+            return nil
+        }
+        let status = process.terminationReason == .exit ? process.terminationStatus : nil
+        return (status, ContinuousClock.now - start)
     }
 
     /// SIGKILL: no drain, no clean close of the database.

@@ -21,6 +21,9 @@ public final class APIKeyStore: Sendable {
         try self.init(writer: DatabasePool(path: path))
     }
 
+    /// The identifiers `migrator` records in the file.
+    public static let identifiers: Set<String> = ["apiKeys.v1"]
+
     /// The `api_keys` migration; the integrator may merge it into the ledger's migrator.
     public static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

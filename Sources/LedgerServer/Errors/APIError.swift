@@ -14,6 +14,8 @@ struct APIError: Error, Sendable, HTTPResponseError {
     var stream: String?
     var expectedVersion: Int64?
     var actualVersion: Int64?
+    /// Seconds after which a refused request may be retried (`Retry-After`), for 503.
+    var retryAfter: Int?
 
     init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
         self.status = status
@@ -45,7 +47,11 @@ struct APIError: Error, Sendable, HTTPResponseError {
         )
     }
 
-    var headers: HTTPFields { [.contentType: "application/json; charset=utf-8"] }
+    var headers: HTTPFields {
+        var fields: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { fields[.retryAfter] = String(retryAfter) }
+        return fields
+    }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body())))
@@ -95,5 +101,8 @@ extension APIError {
         stream = error.stream
         expectedVersion = error.expectedVersion
         actualVersion = error.actualVersion
+        // Unavailable is a storage refusal (the file busy past the busy timeout, the store shutting down):
+        // nothing was written, and the same request may succeed a moment later.
+        if error.code == .unavailable { retryAfter = 1 }
     }
 }

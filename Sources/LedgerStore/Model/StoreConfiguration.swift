@@ -11,8 +11,16 @@ public struct StoreConfiguration: Sendable {
     }
 
     public var durability: Durability = .full
-    /// Opens the file without writing; appends throw `readOnly`.
+    /// Opens the file without writing; appends throw `readOnly`. The file must already hold every migration
+    /// (else `outdated`); nothing is created or migrated, and a checkpointed file in a folder the process cannot
+    /// write is opened `immutable` (see `EventStore+Open.swift`).
     public var readOnly = false
+    /// How long a connection waits for another process's lock (SQLite's busy timeout) before failing with
+    /// `busy`: writers in several processes take turns within it.
+    public var busyTimeout: Duration = .seconds(5)
+    /// Migration identifiers of the integrator's own tables: a file holding only those (e.g. API keys created
+    /// before the first append) is adopted; a file with tables but none of these or the store's is refused.
+    public var companionMigrations: Set<String> = []
     /// zstd level for payloads.
     public var compressionLevel: Int32 = 3
     /// Payloads written before the first dictionary is trained from them.

@@ -4,7 +4,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Sendable {
             case versionConflict, idConflict, invalidEvent, corruptPayload, corruptDictionary, compression
-            case invalidDigest, readOnly, schema, closed
+            case invalidDigest, readOnly, schema, closed, busy, notALedger, outdated, storage
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -29,6 +29,14 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         public static let schema = Code(.schema)
         /// The store is shutting down and takes no more appends.
         public static let closed = Code(.closed)
+        /// Another process held the file's write lock (or an exclusive lock) for longer than the busy timeout.
+        public static let busy = Code(.busy)
+        /// The file is an SQLite database (or something else) that is not an event store; it is never adopted.
+        public static let notALedger = Code(.notALedger)
+        /// The file lacks migrations this version needs, and the store was opened read-only.
+        public static let outdated = Code(.outdated)
+        /// SQLite could not open, read or write the file (permissions, disk full, I/O, corruption).
+        public static let storage = Code(.storage)
 
         public var description: String { value.rawValue }
     }

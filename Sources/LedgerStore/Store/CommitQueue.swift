@@ -23,6 +23,8 @@ final class CommitQueue: Sendable {
         var entries: [Entry] = []
         var head = 0
         var leading = false
+        /// Set by `closeAndWait`: later batches are refused, under the same lock that queues them.
+        var closed = false
         var nextToken: UInt64 = 0
         var drained: [CheckedContinuation<Void, Never>] = []
     }
@@ -36,15 +38,22 @@ final class CommitQueue: Sendable {
         }
     }
 
-    /// Queues a batch; resumes `continuation` with `.lead` at once when nobody leads.
-    func enqueue(_ entry: Entry) {
-        let lead = state.withLock { state in
+    /// Queues a batch; resumes `continuation` with `.lead` at once when nobody leads, or with `refusal` when the
+    /// queue is closed (checked and queued under one lock, so no batch slips in after `closeAndWait` returned).
+    func enqueue(_ entry: Entry, refusal: @autoclosure () -> any Error) {
+        enum Outcome { case queued, lead, refused }
+        let outcome: Outcome = state.withLock { state in
+            if state.closed { return .refused }
             state.entries.append(entry)
-            if state.leading { return false }
+            if state.leading { return .queued }
             state.leading = true
-            return true
+            return .lead
         }
-        if lead { entry.continuation.resume(returning: .lead) }
+        switch outcome {
+        case .queued: break
+        case .lead: entry.continuation.resume(returning: .lead)
+        case .refused: entry.continuation.resume(returning: .done(.failure(refusal())))
+        }
     }
 
     /// Takes queued entries from the head, up to `maximumEvents` (always at least the head).
@@ -80,10 +89,11 @@ final class CommitQueue: Sendable {
         for waiter in drained { waiter.resume() }
     }
 
-    /// Returns once nothing is queued or being committed.
-    func waitUntilDrained() async {
+    /// Refuses every later batch and returns once nothing queued before is left uncommitted.
+    func closeAndWait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { state in
+                state.closed = true
                 if !state.leading { return true }
                 state.drained.append(continuation)
                 return false

@@ -15,6 +15,8 @@ public final class EventStore: Sendable {
     /// The pool the store writes through; the integrator runs its own migrations and queries on it.
     public let pool: DatabasePool
     public let configuration: StoreConfiguration
+    /// The file, as given to `init`.
+    public let path: String
     let logger: Logger
     let decoders = DecoderPool { PayloadDecoder() }
     let writer: WriterContext
@@ -22,41 +24,49 @@ public final class EventStore: Sendable {
     /// Compressors for appenders, so each compresses its own batch on its own thread (see `precompressed`).
     let precompressors: HandlePool<PayloadPrecompressor>
     private let projector: Mutex<(any InlineProjector)?>
-    private let closed = Mutex(false)
     /// Checkpoints beside the writer; nil when read-only.
     private let checkpointer: WALCheckpointer?
 
     /// Opens (creating if needed, unless read-only) the store at `path` and migrates its schema.
     public init(path: String, configuration: StoreConfiguration = .init(), logger: Logger) throws {
         self.configuration = configuration
+        self.path = path
         self.logger = logger
         let writer = WriterContext(configuration: configuration)
         self.writer = writer
         let level = configuration.compressionLevel
         precompressors = HandlePool { PayloadPrecompressor(board: writer.board, level: level) }
         projector = Mutex(configuration.projector)
-        var config = Configuration()
-        config.readonly = configuration.readOnly
-        config.label = "LedgerStore"
+        var config = Self.connectionConfiguration(configuration)
+        let readOnly = configuration.readOnly
         let synchronous = configuration.durability.rawValue.uppercased()
         let cacheKiB = configuration.cacheKiB
-        let checkpointer = configuration.readOnly ? nil : WALCheckpointer(
+        let checkpointer = readOnly ? nil : WALCheckpointer(
             path: path, synchronous: synchronous,
             thresholds: .init(
                 start: configuration.checkpointFrames, catchUp: configuration.checkpointCatchUpFrames,
                 limit: configuration.checkpointLimitFrames))
         self.checkpointer = checkpointer
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB)")
-            // GRDB opens readers read-only; the one writer connection gets the hook.
-            if !db.configuration.readonly { try checkpointer?.install(on: db) }
+            // GRDB opens readers read-only; the one writer connection gets the hook. A read-only store sets
+            // nothing that would need the schema or a lock beyond what its reads take.
+            if db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            } else {
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB)")
+                try checkpointer?.install(on: db)
+            }
         }
-        pool = try DatabasePool(path: path, configuration: config)
-        if configuration.readOnly {
-            let known = try pool.read { db in try db.tableExists("events") }
-            guard known else { throw StoreError(.schema, "\(path) is not an event store (no events table)") }
-        } else {
-            try Schema.migrator.migrate(pool)
+        do {
+            if readOnly {
+                pool = try Self.openReadOnly(path: path, config: config)
+            } else {
+                try Self.refuseForeign(path: path, configuration: configuration, config: config)
+                pool = try DatabasePool(path: path, configuration: config)
+                try Schema.migrator.migrate(pool)
+            }
+        } catch {
+            throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
         }
     }
 
@@ -72,10 +82,11 @@ public final class EventStore: Sendable {
     /// Throws `versionConflict` or `idConflict` (nothing of the batch written), or the projector's error.
     public func append(_ batch: AppendBatch) async throws -> AppendResult {
         if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
-        if closed.withLock({ $0 }) { throw StoreError(.closed, "the store is shutting down") }
         let token = queue.makeToken()
         let signal = await withCheckedContinuation { continuation in
-            queue.enqueue(CommitQueue.Entry(token: token, batch: batch, continuation: continuation))
+            queue.enqueue(
+                CommitQueue.Entry(token: token, batch: batch, continuation: continuation),
+                refusal: StoreError(.closed, "the store is shutting down"))
         }
         switch signal {
         case .done(let result): return try result.get()
@@ -98,7 +109,8 @@ public final class EventStore: Sendable {
             }
         } catch {
             await resetWriter()
-            outcomes = group.map { _ in .failure(error) }
+            let failure = Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
+            outcomes = group.map { _ in .failure(failure) }
         }
         var mine: Result<AppendResult, any Error> = .failure(StoreError(.closed, "batch lost by the writer"))
         for (entry, outcome) in zip(group, outcomes) {
@@ -164,7 +176,7 @@ public final class EventStore: Sendable {
             return try importSynchronously(body)
         } catch {
             await resetWriter()
-            throw error
+            throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
         }
     }
 
@@ -182,9 +194,8 @@ public final class EventStore: Sendable {
         }
     }
 
-    /// Marks the store closed to new appends and waits until queued ones are committed.
+    /// Closes the store to new appends (they throw `closed`) and waits until every queued one is committed.
     public func drain() async {
-        closed.withLock { $0 = true }
-        await queue.waitUntilDrained()
+        await queue.closeAndWait()
     }
 }

@@ -43,7 +43,7 @@ struct Activities: AsyncParsableCommand {
     var after: String?
 
     func run() async throws {
-        try await runReporting {
+        try await runReporting(db: options.db) {
             guard (1...1000).contains(limit) else {
                 throw LedgerError(.badInput, "--limit: expected 1…1000, got \(limit)", field: "limit")
             }
@@ -53,7 +53,7 @@ struct Activities: AsyncParsableCommand {
                 }
                 return phase
             }
-            let ledger = try options.openLedger()
+            let ledger = try options.openLedger(readOnly: true)
             let page = try ledger.activities(ActivityFilter(
                 phase: phase, installation: installation, attributesType: attributesType, token: token,
                 channel: channel, app: namespace.app, at: try at.map { try parseTime($0, option: "at") }, limit: limit, after: after

@@ -32,8 +32,8 @@ struct Audit: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await runReporting {
-            let ledger = try options.openLedger()
+        try await runReporting(db: options.db) {
+            let ledger = try options.openLedger(readOnly: true)
             let asOf = try at.map { try parseTime($0, option: "at") }
             if let update {
                 let audit = try ledger.audit(update: update, at: asOf, app: namespace.app)

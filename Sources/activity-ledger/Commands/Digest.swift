@@ -16,15 +16,13 @@ struct Digest: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        do {
-            let digest = try StoreAccess.openReadOnly(options.db).digest()
+        try await runReporting(db: options.db) {
+            let digest = try options.openStore().digest()
             if options.json {
                 print(try StoreAccess.json(DigestJSON(position: digest.position, hash: digest.hex, digest: digest.description)))
             } else {
                 print(digest.description)
             }
-        } catch {
-            throw CommandFailure.exit(error)
         }
     }
 }

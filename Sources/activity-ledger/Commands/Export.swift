@@ -26,7 +26,7 @@ struct Export: AsyncParsableCommand {
     var after: Int64 = 0
 
     func run() async throws {
-        try await runReporting {
+        try await runReporting(db: options.db) {
             let ledger = try options.openLedger(readOnly: true)
             let sink = try LineSink(path: out)
             let total = try ledger.store.lastPosition()

@@ -34,7 +34,7 @@ struct Keys: AsyncParsableCommand {
             let (scopes, unknown) = APIScope.parseList(scope)
             if let unknown { throw ValidationError("unknown scope '\(unknown)' (use ingest, read, admin)") }
             guard !scopes.isEmpty else { throw ValidationError("--scope needs at least one of ingest, read, admin") }
-            let store = try APIKeyStore(path: options.db)
+            let store = try options.openKeys()
             let (secret, key) = try store.create(app: app, scopes: scopes)
             if options.json {
                 let object: [String: Any] = [
@@ -65,7 +65,7 @@ struct Keys: AsyncParsableCommand {
         var app: String?
 
         func run() async throws {
-            let keys = try APIKeyStore(path: options.db).list(app: app)
+            let keys = try options.openKeys().list(app: app)
             if options.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -97,7 +97,7 @@ struct Keys: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            guard try APIKeyStore(path: options.db).revoke(id: id) else {
+            guard try options.openKeys().revoke(id: id) else {
                 // Not found (exit 1), not a usage error.
                 throw CommandFailure.exit(CommandFailure("no active API key with id '\(id)'", code: Exit.notFound))
             }

@@ -15,7 +15,7 @@ struct Rebuild: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        try await runReporting {
+        try await runReporting(db: options.db) {
             let ledger = try options.openLedger()
             let progress = Progress("rebuilding")
             let summary = try await ledger.rebuild { done, total in progress.update(done, of: total) }

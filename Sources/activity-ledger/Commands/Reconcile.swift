@@ -40,7 +40,7 @@ struct ReconcileResync: AsyncParsableCommand {
     var app: String?
 
     func run() async throws {
-        try await runReporting {
+        try await runReporting(db: options.db) {
             let bytes: Data
             if snapshot == "-" {
                 bytes = FileHandle.standardInput.readDataToEndOfFile()
@@ -99,7 +99,7 @@ struct ReconcileNightly: AsyncParsableCommand {
     var app: String?
 
     func run() async throws {
-        try await runReporting {
+        try await runReporting(db: options.db) {
             let asOf = try at.map { try parseTime($0, option: "at") } ?? Instant.now
             let ledger = try options.openLedger()
             let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)

@@ -11,8 +11,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the HTTP service (Schemas/openapi.yaml) on the ledger file.",
         discussion: """
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
-            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT. SIGTERM or SIGINT stop accepting \
-            requests and let in-flight appends finish.
+            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_BUSY_TIMEOUT. SIGTERM or SIGINT \
+            stop accepting requests, let in-flight appends finish, drain the store's queue and exit 0.
 
             Example:
               activity-ledger serve --db ledger.sqlite --port 8080 --durability full
@@ -64,14 +64,26 @@ struct Serve: AsyncParsableCommand {
             LineLogHandler(label: label, level: level, metadataProvider: metadataProvider)
         }, metadataProvider: LedgerServerApp.logMetadataProvider)
         let logger = Logger(label: "activity-ledger.serve")
-        let keys = try APIKeyStore(path: db)
-        let backend = try makeBackend(path: db, durability: durability, logger: logger)
-        let hasKeys = try !keys.list().isEmpty
+        let busyTimeout = try options.busyTimeout(environment: environment)
+        let ledger: Ledger
+        let keys: APIKeyStore
+        let hasKeys: Bool
+        do {
+            ledger = try openLedger(path: db, durability: durability, busyTimeout: busyTimeout, logger: logger)
+            // One pool per file: the keys live in the ledger file and go through the ledger's pool.
+            keys = try APIKeyStore(writer: ledger.pool)
+            hasKeys = try !keys.list().isEmpty
+        } catch {
+            throw reportFailure(error, db: db)
+        }
+        let backend = LedgerAdapter(ledger: ledger)
         let configuration = LedgerServerConfiguration(
             host: host, port: port, maxBodyBytes: maxBodyBytes, maxFeedWaitSeconds: maxFeedWait
         )
+        // The store drains in the group: the HTTP server (added last) stops first and lets in-flight requests
+        // finish, then the store refuses later appends and waits for queued ones to commit.
         try await LedgerServerApp.run(
-            configuration: configuration, backend: backend, keys: keys, logger: logger
+            configuration: configuration, backend: backend, keys: keys, services: [ledger.store], logger: logger
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
             var lines = [
@@ -107,8 +119,9 @@ struct Serve: AsyncParsableCommand {
 }
 
 /// Opens the ledger file the service answers from, with the asked durability.
-func makeBackend(path: String, durability: Serve.Durability, logger: Logger) throws -> any LedgerBackend {
+func openLedger(path: String, durability: Serve.Durability, busyTimeout: Duration, logger: Logger) throws -> Ledger {
     var configuration = LedgerConfiguration()
     configuration.store.durability = durability == .full ? .full : .normal
-    return LedgerAdapter(ledger: try Ledger(path: path, configuration: configuration, logger: logger))
+    configuration.store.busyTimeout = busyTimeout
+    return try Ledger(path: path, configuration: configuration, logger: logger)
 }

@@ -25,8 +25,8 @@ struct State: AsyncParsableCommand {
     var at: String?
 
     func run() async throws {
-        try await runReporting {
-            let ledger = try options.openLedger()
+        try await runReporting(db: options.db) {
+            let ledger = try options.openLedger(readOnly: true)
             let asOf = try at.map { try parseTime($0, option: "at") }
             let state = try ledger.state(activity: activity, at: asOf, app: namespace.app)
             if options.json {

@@ -14,8 +14,8 @@ struct Stats: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        do {
-            let stats = try StoreAccess.openReadOnly(options.db).stats()
+        try await runReporting(db: options.db) {
+            let stats = try options.openStore().stats()
             if options.json {
                 print(try StoreAccess.json(StatsJSON(stats)))
                 return
@@ -30,8 +30,6 @@ struct Stats: AsyncParsableCommand {
             for dictionary in stats.dictionaries {
                 print("  #\(dictionary.id): \(dictionary.bytes) bytes, from position \(dictionary.firstPosition)")
             }
-        } catch {
-            throw CommandFailure.exit(error)
         }
     }
 }

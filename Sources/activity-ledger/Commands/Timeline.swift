@@ -25,14 +25,14 @@ struct Timeline: AsyncParsableCommand {
     var to: String?
 
     func run() async throws {
-        try await runReporting {
+        try await runReporting(db: options.db) {
             let from = try from.map { try parseTime($0, option: "from") }
             let to = try to.map { try parseTime($0, option: "to") }
             // As over HTTP: an empty window is a mistake in the options, not an empty timeline.
             if let from, let to, from > to {
                 throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
             }
-            let ledger = try options.openLedger()
+            let ledger = try options.openLedger(readOnly: true)
             let entries = try ledger.timeline(activity: activity, from: from, to: to, app: namespace.app)
             if options.json {
                 printJSON(["activity": .string(activity), "entries": .array(entries.map(\.json))])

@@ -7,7 +7,7 @@ struct Verify: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Recompute the hash chain and name the first bad position.",
         discussion: """
-            Exits 0 when the log is intact, 2 when it is not or --digest is malformed, 1 on other errors (no ledger).
+            Exits 0 when the log is intact, 2 when it is not or --digest is malformed, 1 when there is no ledger, 4 when the file cannot be read.
 
             Example:
               activity-ledger verify --db ledger.sqlite --digest 991:5f0c…
@@ -19,7 +19,7 @@ struct Verify: AsyncParsableCommand {
     var digest: String?
 
     func run() async throws {
-        do {
+        try await runReporting(db: options.db) {
             var expected: LedgerStore.Digest?
             if let digest {
                 guard let parsed = LedgerStore.Digest(digest) else {
@@ -27,7 +27,7 @@ struct Verify: AsyncParsableCommand {
                 }
                 expected = parsed
             }
-            let store = try StoreAccess.openReadOnly(options.db)
+            let store = try options.openStore()
             let progress = Progress("verifying")
             let report = try store.verify(upTo: expected) { done, total in progress.update(done, of: total) }
             progress.finish()
@@ -47,10 +47,6 @@ struct Verify: AsyncParsableCommand {
                 }
                 throw ExitCode(2)
             }
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            throw CommandFailure.exit(error)
         }
     }
 }

@@ -6,17 +6,14 @@ import Logging
 /// Opening the ledger file for the read-only commands, and the one-line failure they all share.
 enum StoreAccess {
     /// Opens `path` read-only, failing with a one-line reason when it is missing or not a ledger.
-    static func openReadOnly(_ path: String) throws -> EventStore {
+    static func openReadOnly(_ path: String, busyTimeout: Duration) throws -> EventStore {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw CommandFailure("no ledger at \(path) (use --db PATH)")
+            throw CommandFailure("no ledger at \(path) (use --db PATH)", code: Exit.notFound)
         }
         var configuration = StoreConfiguration()
         configuration.readOnly = true
-        do {
-            return try EventStore(path: path, configuration: configuration, logger: quietLogger)
-        } catch {
-            throw CommandFailure("cannot open \(path): \(error)")
-        }
+        configuration.busyTimeout = busyTimeout
+        return try EventStore(path: path, configuration: configuration, logger: quietLogger)
     }
 
     /// The store logs through this when the CLI has not configured logging.
