@@ -11,7 +11,8 @@ public struct LedgerServerConfiguration: Sendable {
     /// How often a waiting feed request re-reads the head position when no append signalled it (appends
     /// from another process, e.g. `import`, do not signal).
     public var feedPollInterval: Duration
-    /// How long an authenticated key is remembered; a revoked key keeps working for at most this long.
+    /// How long an authenticated key is remembered; a revoked key keeps working for at most this long (SPEC §7:
+    /// revocation takes effect within a second, also when `keys revoke` runs in another process).
     public var apiKeyCacheTTL: Duration
     /// Serve `POST /v1/events` and `/v1/batches` from the raw body (true, the default): parsed once by the
     /// ledger's JSON parser instead of decoded and re-encoded by the generated OpenAPI layer. Same contract
@@ -24,7 +25,7 @@ public struct LedgerServerConfiguration: Sendable {
         maxBodyBytes: Int = 4 << 20,
         maxFeedWaitSeconds: Double = 60,
         feedPollInterval: Duration = .milliseconds(250),
-        apiKeyCacheTTL: Duration = .seconds(5),
+        apiKeyCacheTTL: Duration = .milliseconds(500),
         rawAppends: Bool = true
     ) {
         self.host = host
