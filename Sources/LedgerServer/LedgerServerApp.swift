@@ -31,6 +31,10 @@ public enum LedgerServerApp: Sendable {
         )
         return Application(
             router: router,
+            server: .http1(
+                idleTimeout: configuration.idleTimeout, headTimeout: configuration.headTimeout,
+                bodyTimeout: configuration.bodyTimeout
+            ),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "activity-ledger"

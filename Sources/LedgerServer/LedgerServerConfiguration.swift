@@ -18,6 +18,14 @@ public struct LedgerServerConfiguration: Sendable {
     /// ledger's JSON parser instead of decoded and re-encoded by the generated OpenAPI layer. Same contract
     /// either way; false exists to compare the two.
     public var rawAppends: Bool
+    /// How long a connection may sit with no request in progress before it is closed (keep-alive).
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long a request head may take from its first byte (or the end of the previous response) to its end;
+    /// then the server answers 408 and closes the connection.
+    public var headTimeout: Duration = .seconds(10)
+    /// How long a request body may take from the end of its head to its end (a trickled body counts as slow, not
+    /// idle); then the route answers 408 and the connection closes. The default reads a 4 MiB body at 140 kB/s.
+    public var bodyTimeout: Duration = .seconds(30)
 
     public init(
         host: String = "127.0.0.1",
