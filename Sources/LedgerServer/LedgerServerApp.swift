@@ -83,6 +83,8 @@ public enum LedgerServerApp: Sendable {
         // Outermost first: count every response, render every error, then authenticate, then bound the body.
         router.add(middleware: HTTPMetricsMiddleware(metrics: metrics))
         router.add(middleware: APIErrorMiddleware())
+        let declared = DeclaredRoutes()
+        router.add(middleware: MethodNotAllowedMiddleware(routes: declared))
         router.add(middleware: APIKeyMiddleware(keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL)))
         router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
         let api = LedgerAPI(
@@ -95,7 +97,7 @@ public enum LedgerServerApp: Sendable {
         }
         // Compact JSON, `/` unescaped, as the ledger writes it.
         try api.registerHandlers(
-            on: router,
+            on: RecordingServerTransport(base: router, routes: declared),
             configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes])
         )
         return router

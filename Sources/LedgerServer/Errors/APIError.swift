@@ -14,6 +14,8 @@ struct APIError: Error, Sendable, HTTPResponseError {
     var stream: String?
     var expectedVersion: Int64?
     var actualVersion: Int64?
+    /// The `Allow` header of a 405.
+    var allow: String?
 
     init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
         self.status = status
@@ -45,7 +47,11 @@ struct APIError: Error, Sendable, HTTPResponseError {
         )
     }
 
-    var headers: HTTPFields { [.contentType: "application/json; charset=utf-8"] }
+    var headers: HTTPFields {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let allow { headers[.allow] = allow }
+        return headers
+    }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body())))
