@@ -87,6 +87,43 @@ struct ReadTimeoutTests {
         }
     }
 
+    @Test("a body sent in pieces within the body timeout is served as usual")
+    func slowButInTimeBody() async throws {
+        try await Self.withServer { server, key in
+            let reply = try await offThePool {
+                let connection = try RawConnection(port: server.port)
+                let body = Sample.request("RIDE-1")
+                let half = body.utf8.count / 2
+                connection.send(
+                    "POST /v1/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(key)\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                        + String(body.utf8.prefix(half))!)
+                Thread.sleep(forTimeInterval: 1.2)
+                connection.send(String(body.utf8.dropFirst(half))!)
+                return connection.receiveResponse() ?? ""
+            }
+            #expect(Self.statusLine(reply) == "HTTP/1.1 200 OK", "\(reply)")
+        }
+    }
+
+    @Test("the timeouts also come from the environment (LEDGER_HEAD_TIMEOUT)")
+    func environment() async throws {
+        let binary = try #require(ServeProcess.binary(), "activity-ledger not found next to the test bundle")
+        let directory = TemporaryDirectory(prefix: "serve-timeouts-env")
+        let server = try await ServeProcess.start(
+            binary, db: directory.file("ledger.sqlite"), directory: directory,
+            environment: ["LEDGER_HEAD_TIMEOUT": "0.5"])
+        defer { server.stop() }
+        let (reply, elapsed) = try await offThePool {
+            let connection = try RawConnection(port: server.port)
+            let start = ContinuousClock.now
+            connection.send("GET /health HTTP/1.1\r\nHost: local")
+            return (connection.receiveUntilClosed(), ContinuousClock.now - start)
+        }
+        #expect(reply.text.hasPrefix("HTTP/1.1 408"))
+        #expect(elapsed < .seconds(3), "answered after \(elapsed), not after the 0.5 s asked")
+    }
+
     @Test("a connection that sends nothing is closed after the idle timeout; a kept-alive one serves requests until then")
     func idle() async throws {
         try await Self.withServer { server, _ in
