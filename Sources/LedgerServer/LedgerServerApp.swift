@@ -80,7 +80,8 @@ public enum LedgerServerApp: Sendable {
         logger: Logger
     ) throws -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        // Outermost first: count every response, render every error, then authenticate, then bound the body.
+        // Outermost first: count every response, render every error, answer undeclared methods (405), then
+        // authenticate, then bound the body.
         router.add(middleware: HTTPMetricsMiddleware(metrics: metrics))
         router.add(middleware: APIErrorMiddleware())
         let declared = DeclaredRoutes()
