@@ -31,6 +31,10 @@ public enum LedgerServerApp: Sendable {
         )
         return Application(
             router: router,
+            server: .http1(
+                idleTimeout: configuration.idleTimeout, headTimeout: configuration.headTimeout,
+                bodyTimeout: configuration.bodyTimeout
+            ),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "activity-ledger"
@@ -80,9 +84,12 @@ public enum LedgerServerApp: Sendable {
         logger: Logger
     ) throws -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        // Outermost first: count every response, render every error, then authenticate, then bound the body.
+        // Outermost first: count every response, render every error, answer undeclared methods (405), then
+        // authenticate, then bound the body.
         router.add(middleware: HTTPMetricsMiddleware(metrics: metrics))
         router.add(middleware: APIErrorMiddleware())
+        let declared = DeclaredRoutes()
+        router.add(middleware: MethodNotAllowedMiddleware(routes: declared))
         router.add(middleware: APIKeyMiddleware(keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL)))
         router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
         let api = LedgerAPI(
@@ -95,7 +102,7 @@ public enum LedgerServerApp: Sendable {
         }
         // Compact JSON, `/` unescaped, as the ledger writes it.
         try api.registerHandlers(
-            on: router,
+            on: RecordingServerTransport(base: router, routes: declared),
             configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes])
         )
         return router

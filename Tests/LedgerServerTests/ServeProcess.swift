@@ -34,16 +34,25 @@ struct ServeProcess {
     }
 
     /// Starts `serve` on a free loopback port and waits (at most 20 s) until it says where it listens.
+    /// `arguments` are added to serve's; `environment` to this process's; `log` is where its stderr goes.
     static func start(
-        _ binary: URL, db: String, directory: TemporaryDirectory, name: String = "serve", arguments: [String] = []
+        _ binary: URL, db: String, directory: TemporaryDirectory, name: String = "serve", arguments: [String] = [],
+        environment: [String: String] = [:], log: String? = nil
     ) async throws -> ServeProcess {
         let output = directory.file("\(name).out")
         FileManager.default.createFile(atPath: output, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"] + arguments
+        process.arguments =
+            ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = FileHandle.nullDevice
+        if let log {
+            FileManager.default.createFile(atPath: log, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
@@ -71,6 +80,12 @@ struct ServeProcess {
         }
         let status = process.terminationReason == .exit ? process.terminationStatus : nil
         return (status, ContinuousClock.now - start)
+    }
+
+    /// SIGTERM, then waits for the process to exit (graceful shutdown).
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
     }
 
     /// SIGKILL: no drain, no clean close of the database.

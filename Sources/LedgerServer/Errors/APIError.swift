@@ -16,6 +16,8 @@ struct APIError: Error, Sendable, HTTPResponseError {
     var actualVersion: Int64?
     /// Seconds after which a refused request may be retried (`Retry-After`), for 503.
     var retryAfter: Int?
+    /// The `Allow` header of a 405.
+    var allow: String?
 
     init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
         self.status = status
@@ -50,6 +52,7 @@ struct APIError: Error, Sendable, HTTPResponseError {
     var headers: HTTPFields {
         var fields: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { fields[.retryAfter] = String(retryAfter) }
+        if let allow { fields[.allow] = allow }
         return fields
     }
 

@@ -2,6 +2,7 @@ internal import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOHTTP1
 internal import OpenAPIRuntime
 
 /// Outermost middleware: turns anything thrown into the JSON error shape, so bad input never becomes a
@@ -38,6 +39,8 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return APIError(error)
         case let error as DecodingError:
             return decodingError(error)
+        case let error as HTTPParserError:
+            return MalformedRequestHandler.error(error)
         case let error as ServerError:
             if !(error.underlyingError is ServerError) {
                 let inner = apiError(for: error.underlyingError)
@@ -82,6 +85,18 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
+    /// A decoder's type in the terms of the JSON the client sent.
+    static func clientTypeName(_ type: Any.Type) -> String {
+        if type == String.self { return "a string" }
+        if type == Bool.self { return "a boolean" }
+        if type == Int.self || type == Int64.self || type == Int32.self { return "an integer" }
+        if type == Double.self || type == Float.self { return "a number" }
+        if type == Components.Schemas.Time.self { return "an RFC 3339 time string or a number of Unix seconds" }
+        let name = String(describing: type)
+        if name.hasPrefix("Array") || name.hasPrefix("[") { return "an array" }
+        return "an object"
+    }
+
     /// Names the field at fault, e.g. `events[2].type`.
     static func decodingError(_ error: DecodingError) -> APIError {
         func path(_ codingPath: [any CodingKey]) -> String {
@@ -101,9 +116,13 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return .badRequest("missing required field '\(field)'", field: field)
         case .typeMismatch(let type, let context):
             let field = path(context.codingPath)
-            return .badRequest("field '\(field)' has the wrong type (expected \(type))", field: field)
-        case .valueNotFound(_, let context):
+            return .badRequest("field '\(field)' has the wrong type (expected \(clientTypeName(type)))", field: field)
+        case .valueNotFound(let type, let context):
             let field = path(context.codingPath)
+            if context.debugDescription.contains("oneOf") || context.debugDescription.contains("anyOf") {
+                // The generated decoder's "no child schema decoded": a wrong type, null or not.
+                return .badRequest("field '\(field)' has the wrong type (expected \(clientTypeName(type)))", field: field)
+            }
             return .badRequest("field '\(field)' must not be null", field: field)
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
@@ -114,6 +133,10 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             if let unknown = unknownEnumValue(context.debugDescription) {
                 return .badRequest("field '\(field)': \(unknown)", field: field)
+            }
+            if context.debugDescription.contains("OpenAPIValueContainer") {
+                // The runtime's name for "any JSON": the value is JSON the decoder cannot hold (e.g. 1e999).
+                return .badRequest("field '\(field)' holds a number out of range", field: field)
             }
             return .badRequest("field '\(field)': \(context.debugDescription)", field: field)
         @unknown default:

@@ -18,6 +18,10 @@ extension LedgerAPI {
         guard !batch.events.isEmpty else {
             throw APIError.badRequest("a batch needs at least one event", field: "events")
         }
+        guard batch.events.count <= Self.maxBatchEvents else {
+            throw APIError.badRequest(
+                "a batch holds at most \(Self.maxBatchEvents) events, got \(batch.events.count); split it", field: "events")
+        }
         let expectedVersions = batch.expectedVersions?.additionalProperties ?? [:]
         for (stream, version) in expectedVersions where version < 0 {
             throw APIError.badRequest("expectedVersions['\(stream)'] must be 0 or more", field: "expectedVersions")
@@ -42,7 +46,9 @@ extension LedgerAPI {
     ) async throws -> [AppendedEvent] {
         let app = try Caller.app()
         for (index, event) in events.enumerated() {
-            try Self.checkTime(event.at, field: singleEvent ? "at" : "events[\(index)].at")
+            let prefix = singleEvent ? "" : "events[\(index)]."
+            try Self.checkTime(event.at, field: prefix + "at")
+            if let id = event.id { try Self.checkID(id, field: prefix + "id") }
         }
         let encoded = try events.map(Self.encode)
         return try await append(app: app, singleEvent: singleEvent) {
@@ -93,15 +99,35 @@ extension LedgerAPI {
         }
     }
 
-    /// Refuses a time that is neither RFC 3339 nor finite Unix seconds, naming `field`.
+    /// `Batch.events` `maxItems` in Schemas/openapi.yaml.
+    static let maxBatchEvents = 10_000
+    /// `Event.id` `maxLength` in Schemas/openapi.yaml.
+    static let maxIDLength = 200
+
+    /// Whether `id` has the length `Event.id` allows (1…200 characters, counted as JSON Schema counts them).
+    static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.unicodeScalars.count <= maxIDLength
+    }
+
+    /// Refuses an id outside `Event.id`'s length, naming `field`.
+    static func checkID(_ id: String, field: String) throws {
+        guard isValidID(id) else {
+            throw APIError.badRequest(
+                "field '\(field)' must be 1…\(maxIDLength) characters, got \(id.unicodeScalars.count)", field: field)
+        }
+    }
+
+    /// Refuses a time that is neither an RFC 3339 string nor a number of Unix seconds under 1e11, naming `field`
+    /// (Schemas/openapi.yaml `Time`).
     static func checkTime(_ time: Components.Schemas.Time, field: String) throws {
         let valid: Bool
         switch time {
-        case .case1(let text): valid = (try? TimeParameter.parse(text, name: field) as Date) != nil
+        case .case1(let text): valid = TimeParameter.rfc3339(text) != nil
         case .case2(let seconds): valid = seconds.isFinite && abs(seconds) < 1e11
         }
         guard valid else {
-            throw APIError.badRequest("field '\(field)' is neither an RFC 3339 time nor Unix seconds", field: field)
+            throw APIError.badRequest(
+                "field '\(field)' is neither an RFC 3339 time string nor a number of Unix seconds", field: field)
         }
     }
 

@@ -11,7 +11,7 @@ extension LedgerAPI {
     func getTimeline(_ input: Operations.getTimeline.Input) async throws -> Operations.getTimeline.Output {
         let from = try TimeParameter.parse(input.query.from, name: "from")
         let to = try TimeParameter.parse(input.query.to, name: "to")
-        if let from, let to, from > to { throw APIError.invalidParameter("from", "is after 'to'") }
+        // `from` after `to` is an empty window (no entries), not an error: each is valid on its own.
         let json = try await backend.timelineJSON(app: Caller.app(), activity: input.path.activity, from: from, to: to)
         return .ok(.init(body: .json(try Self.document(json))))
     }
@@ -35,6 +35,13 @@ extension LedgerAPI {
 
     func listActivities(_ input: Operations.listActivities.Input) async throws -> Operations.listActivities.Output {
         let query = input.query
+        let cursor = try query.cursor.map { text in
+            guard let cursor = PageCursor.decode(text) else {
+                throw APIError.invalidParameter(
+                    "cursor", "not a cursor this server returned; pass the previous page's nextCursor unchanged")
+            }
+            return cursor
+        }
         let activityQuery = ActivityQuery(
             phase: query.phase?.rawValue,
             installation: query.installation,
@@ -43,10 +50,14 @@ extension LedgerAPI {
             channel: query.channel,
             at: try TimeParameter.parse(query.at, name: "at"),
             limit: try Self.limit(query.limit, default: 100, max: 1000),
-            cursor: query.cursor
+            cursor: cursor
         )
-        let json = try await backend.activitiesJSON(app: Caller.app(), query: activityQuery)
-        return .ok(.init(body: .json(try Self.document(json))))
+        var page = try Self.document(await backend.activitiesJSON(app: Caller.app(), query: activityQuery))
+        if case .object(var members) = page, case .string(let next)? = members["nextCursor"] {
+            members["nextCursor"] = .string(PageCursor.encode(next))
+            page = .object(members)
+        }
+        return .ok(.init(body: .json(page)))
     }
 
     func getFeed(_ input: Operations.getFeed.Input) async throws -> Operations.getFeed.Output {

@@ -27,7 +27,8 @@ struct RawAppendBody: Sendable {
     /// `POST /v1/batches`.
     static func batch(_ body: ByteBuffer) -> RawAppendBody? {
         guard case .object(let root)? = parse(body), !hasDuplicateKeys(root) else { return nil }
-        guard case .array(let events)? = root["events"], !events.isEmpty, events.allSatisfy(isPlainEvent),
+        guard case .array(let events)? = root["events"], !events.isEmpty, events.count <= LedgerAPI.maxBatchEvents,
+            events.allSatisfy(isPlainEvent),
             root.members.allSatisfy({ $0.key == "events" || isPlainValue($0.value, depth: 1) })
         else { return nil }
         var expectedVersions: [String: Int64] = [:]
@@ -80,7 +81,8 @@ struct RawAppendBody: Sendable {
             return false
         }
         switch object["id"] {
-        case nil, .null?, .string?: break
+        case nil, .null?: break
+        case .string(let id)? where LedgerAPI.isValidID(id): break
         default: return false
         }
         switch object["source"] {

@@ -2,7 +2,9 @@ internal import Foundation
 import Logging
 
 /// Log lines on standard error: `<time> <level> <label>: <metadata> <message>`, like swift-log's
-/// `StreamLogHandler`, but metadata is rendered when a line is written, not whenever it changes.
+/// `StreamLogHandler`, but metadata is rendered when a line is written, not whenever it changes, and every part
+/// of the line has its control characters escaped and API key secrets shortened (``LogText``): one event is
+/// exactly one line, whatever a client put in the fields that are logged.
 ///
 /// Hummingbird gives every request's logger its own `hb.request.id`; `StreamLogHandler` re-rendered all of its
 /// metadata on each such change, for every request, even when nothing is logged (~5 % of a request's CPU).
@@ -33,8 +35,15 @@ public struct LineLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let rendered = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        return "\(time) \(event.level) \(label):\(rendered.isEmpty ? "" : " " + rendered) \(event.message)\n"
+        let rendered = merged.sorted { $0.key < $1.key }.map { "\(Self.safe($0.key))=\(Self.safe("\($0.value)"))" }
+            .joined(separator: " ")
+        let message = Self.safe(event.message.description)
+        return "\(time) \(event.level) \(Self.safe(label)):\(rendered.isEmpty ? "" : " " + rendered) \(message)\n"
+    }
+
+    /// Log text from anywhere (a client's ids, an error's description) on one line and without secrets.
+    private static func safe(_ text: String) -> String {
+        LogText.redactingSecrets(LogText.escaped(text))
     }
 
     private static func timestamp() -> String {

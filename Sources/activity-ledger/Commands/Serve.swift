@@ -11,8 +11,9 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the HTTP service (Schemas/openapi.yaml) on the ledger file.",
         discussion: """
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
-            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_BUSY_TIMEOUT. SIGTERM or SIGINT \
-            stop accepting requests, let in-flight appends finish, drain the store's queue and exit 0.
+            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_BUSY_TIMEOUT, \
+            LEDGER_IDLE_TIMEOUT, LEDGER_HEAD_TIMEOUT, LEDGER_BODY_TIMEOUT. SIGTERM or SIGINT stop accepting requests, \
+            let in-flight appends finish, drain the store's queue and exit 0.
 
             Example:
               activity-ledger serve --db ledger.sqlite --port 8080 --durability full
@@ -43,6 +44,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest a feed long-poll is held, in seconds (env LEDGER_MAX_FEED_WAIT). [default: 60]")
     var maxFeedWait: Double?
 
+    @Option(help: "Seconds a connection may idle between requests, 0: no limit (env LEDGER_IDLE_TIMEOUT). [default: 60]")
+    var idleTimeout: Double?
+
+    @Option(help: "Seconds a request head may take to arrive, then 408 (env LEDGER_HEAD_TIMEOUT). [default: 10]")
+    var headTimeout: Double?
+
+    @Option(help: "Seconds a request body may take to arrive, then 408 (env LEDGER_BODY_TIMEOUT). [default: 30]")
+    var bodyTimeout: Double?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let host = host ?? environment["LEDGER_HOST"] ?? "127.0.0.1"
@@ -58,6 +68,7 @@ struct Serve: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
         guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
+        let timeouts = try readTimeouts(environment)
 
         let level = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
         LoggingSystem.bootstrap({ label, metadataProvider in
@@ -80,10 +91,12 @@ struct Serve: AsyncParsableCommand {
         let configuration = LedgerServerConfiguration(
             host: host, port: port, maxBodyBytes: maxBodyBytes, maxFeedWaitSeconds: maxFeedWait
         )
+        var served = configuration
+        (served.idleTimeout, served.headTimeout, served.bodyTimeout) = timeouts
         // The store drains in the group: the HTTP server (added last) stops first and lets in-flight requests
         // finish, then the store refuses later appends and waits for queued ones to commit.
         try await LedgerServerApp.run(
-            configuration: configuration, backend: backend, keys: keys, services: [ledger.store], logger: logger
+            configuration: served, backend: backend, keys: keys, services: [ledger.store], logger: logger
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
             var lines = [
@@ -95,6 +108,22 @@ struct Serve: AsyncParsableCommand {
             }
             FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         }
+    }
+
+    /// --idle-timeout, --head-timeout and --body-timeout, or their environment variables.
+    private func readTimeouts(_ environment: [String: String]) throws -> (Duration, Duration, Duration) {
+        func timeout(_ option: Double?, _ variable: String, _ flag: String, default value: Double) throws -> Duration {
+            let seconds = try option ?? Self.seconds(environment[variable], name: variable) ?? value
+            guard seconds.isFinite, (0...86_400).contains(seconds) else {
+                throw ValidationError("\(flag) must be 0…86400 seconds (0: no limit), got \(seconds)")
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        return (
+            try timeout(idleTimeout, "LEDGER_IDLE_TIMEOUT", "--idle-timeout", default: 60),
+            try timeout(headTimeout, "LEDGER_HEAD_TIMEOUT", "--head-timeout", default: 10),
+            try timeout(bodyTimeout, "LEDGER_BODY_TIMEOUT", "--body-timeout", default: 30)
+        )
     }
 
     private static func integer(_ text: String?, name: String) throws -> Int? {

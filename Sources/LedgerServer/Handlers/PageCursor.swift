@@ -1,0 +1,46 @@
+internal import Foundation
+
+/// The activity list's `cursor` as clients see it: the backend's own cursor and a checksum of it, in base64url.
+///
+/// The backend's cursor is the last activity id of the page, so any string "worked": a typo silently started at
+/// some other place in the list. A cursor the server did not hand out now fails its checksum and is refused with
+/// 400 `cursor`. The checksum is not a secret: a cursor only says where a list resumes, within the caller's app.
+enum PageCursor {
+    /// The cursor to send for the backend's `next`.
+    static func encode(_ next: String) -> String {
+        var bytes = Array(next.utf8)
+        withUnsafeBytes(of: checksum(bytes).bigEndian) { bytes.append(contentsOf: $0) }
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The backend's cursor inside `text`, or nil when `text` is not a cursor ``encode(_:)`` made.
+    static func decode(_ text: String) -> String? {
+        guard !text.isEmpty, text.utf8.count <= 4096,
+            text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || isAlphanumeric($0) })
+        else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), data.count >= 8 else { return nil }
+        let bytes = Array(data)
+        let payload = Array(bytes[..<(bytes.count - 8)])
+        let stored = bytes[(bytes.count - 8)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard stored == checksum(payload) else { return nil }
+        return String(validating: payload, as: UTF8.self)
+    }
+
+    /// FNV-1a (64 bit) of `bytes`, after a version tag.
+    private static func checksum(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array("activity-ledger.cursor.1:".utf8) + bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+}
