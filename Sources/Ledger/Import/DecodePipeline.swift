@@ -108,7 +108,8 @@ final class DecodePipeline: @unchecked Sendable {
                 let event = try decode(line, lineNumber: reader.lineNumber)
                 batch.events.append(event)
                 batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
-                var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber)
+                // Just decoded from its line: the decoder's rules are the read-back's (`Ledger.newEvent`).
+                var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber, readBack: false)
                 if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
                     throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
                 }

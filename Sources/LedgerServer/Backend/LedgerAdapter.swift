@@ -49,7 +49,7 @@ public struct LedgerAdapter: LedgerBackend {
         let expected = expectedVersions.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) }
         let outcomes: [AppendOutcome]
         do {
-            outcomes = try await translating { try await ledger.append(decoded, expected: expected, app: app) }
+            outcomes = try await translating { try await ledger.append(decoded: decoded, expected: expected, app: app) }
         } catch let error as LedgerBackendError where error.code == .conflict && error.field == "id" {
             throw namingRepeatedID(error, in: decoded, app: app)
         }
