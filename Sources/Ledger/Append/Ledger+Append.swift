@@ -157,7 +157,7 @@ extension Ledger {
             return conflict
         case .idConflict: return LedgerError(.conflict, Self.bareMessage(error), field: "id")
         case .invalidEvent: return LedgerError(.badInput, Self.bareMessage(error))
-        default: return LedgerError(.storage, error.description)
+        default: return LedgerError(.storage, error.code == .busy ? error.message : error.description)
         }
     }
 

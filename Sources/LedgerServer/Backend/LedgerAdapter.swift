@@ -241,11 +241,19 @@ public struct LedgerAdapter: LedgerBackend {
     }
 
     /// Maps ledger errors to the HTTP contract's errors.
+    /// Also for reads: an SQLite failure (a file busy past the busy timeout, in SQLite's rare exclusive moments)
+    /// is a 503 with `Retry-After`, never a 500.
     private func translating<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as LedgerError {
             throw Self.translate(error)
+        } catch let error as LedgerBackendError {
+            throw error
+        } catch {
+            let storage = EventStore.storageError(error, path: ledger.path, busyTimeout: ledger.store.configuration.busyTimeout)
+            guard let storage = storage as? StoreError else { throw error }
+            throw LedgerBackendError(code: .unavailable, message: storage.message)
         }
     }
 

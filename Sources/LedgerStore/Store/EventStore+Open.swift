@@ -84,7 +84,7 @@ extension EventStore {
 
     /// An SQLite failure as a `StoreError`; any other error is returned as it is. The message does not name the
     /// file (an HTTP client sees it); the CLI adds the path to every storage failure it prints.
-    static func storageError(_ error: any Error, path: String, busyTimeout: Duration) -> any Error {
+    public static func storageError(_ error: any Error, path: String, busyTimeout: Duration) -> any Error {
         guard let error = error as? DatabaseError else { return error }
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
