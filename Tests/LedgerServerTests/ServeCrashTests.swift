@@ -16,12 +16,8 @@ struct ServeCrashTests {
 
     @Test("every acknowledged event survives, verify passes and the projections equal a rebuild")
     func killNineUnderLoad() async throws {
-        let binary = try #require(ServeProcess.binary(), "activity-ledger not found next to the test bundle")
-        let directory = TemporaryDirectory(prefix: "serve-crash")
-        let db = directory.file("ledger.sqlite")
-        let key = try await offThePool {
-            try ServeProcess.run(binary, ["keys", "create", "--app", "com.example.crash", "--scope", "ingest", "--db", db])
-        }
+        let keyed = try await ServeProcess.keyedLedger(prefix: "serve-crash", app: "com.example.crash")
+        let (binary, directory, db, key) = (keyed.binary, keyed.directory, keyed.db, keyed.key)
         let server = try await ServeProcess.start(binary, db: db, directory: directory)
         let acknowledged = Acknowledged()
         let workers = (0..<6).map { worker in

@@ -16,6 +16,24 @@ struct ServeProcess {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
+    /// A new ledger file in a temporary directory with one API key of `app` (the key's secret).
+    struct KeyedLedger {
+        let binary: URL
+        let directory: TemporaryDirectory
+        let db: String
+        let key: String
+    }
+
+    static func keyedLedger(prefix: String, app: String, scope: String = "ingest") async throws -> KeyedLedger {
+        guard let binary = binary() else { throw ServeError(message: "activity-ledger not found next to the test bundle") }
+        let directory = TemporaryDirectory(prefix: prefix)
+        let db = directory.file("ledger.sqlite")
+        let key = try await offThePool {
+            try run(binary, ["keys", "create", "--app", app, "--scope", scope, "--db", db])
+        }
+        return KeyedLedger(binary: binary, directory: directory, db: db, key: key)
+    }
+
     /// Runs `activity-ledger ARGUMENTS` to completion and returns its standard output, trimmed.
     static func run(_ binary: URL, _ arguments: [String]) throws -> String {
         let process = Process()

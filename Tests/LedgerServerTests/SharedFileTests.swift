@@ -101,12 +101,8 @@ struct SharedFileTests {
 
     @Test("an append waits for another process's write lock within the busy timeout, and past it answers 503 with Retry-After, never 500")
     func busyWriteLock() async throws {
-        let binary = try #require(ServeProcess.binary(), "activity-ledger not found next to the test bundle")
-        let directory = TemporaryDirectory(prefix: "shared-busy")
-        let db = directory.file("ledger.sqlite")
-        let key = try await offThePool {
-            try ServeProcess.run(binary, ["keys", "create", "--app", "com.example.busy", "--scope", "ingest", "--db", db])
-        }
+        let keyed = try await ServeProcess.keyedLedger(prefix: "shared-busy", app: "com.example.busy")
+        let (binary, directory, db, key) = (keyed.binary, keyed.directory, keyed.db, keyed.key)
         let server = try await ServeProcess.start(binary, db: db, directory: directory, arguments: ["--busy-timeout", "2"])
         let client = TestClient(host: "127.0.0.1", port: server.port, configuration: .init(timeout: .seconds(30)))
         client.connect()
@@ -141,12 +137,8 @@ struct SharedFileTests {
 
     @Test("SIGTERM under append load: every acknowledged append is durable, none is answered 500, exit 0 within the grace period")
     func drainsOnSigterm() async throws {
-        let binary = try #require(ServeProcess.binary(), "activity-ledger not found next to the test bundle")
-        let directory = TemporaryDirectory(prefix: "shared-drain")
-        let db = directory.file("ledger.sqlite")
-        let key = try await offThePool {
-            try ServeProcess.run(binary, ["keys", "create", "--app", "com.example.drain", "--scope", "ingest", "--db", db])
-        }
+        let keyed = try await ServeProcess.keyedLedger(prefix: "shared-drain", app: "com.example.drain")
+        let (binary, directory, db, key) = (keyed.binary, keyed.directory, keyed.db, keyed.key)
         let server = try await ServeProcess.start(binary, db: db, directory: directory)
         let log = SoakLog()
         let deadline = ContinuousClock.now + .seconds(60)
