@@ -70,6 +70,16 @@ struct CLITests {
         #expect(verify.stdout.contains("\"ok\":true"), "\(verify.stdout)")
     }
 
+    @Test("a time option out of range, NaN or infinite exits 2 naming the option (it used to trap)", arguments: [
+        "1e300", "-1e300", "nan", "inf", "99999999999999", "1e12",
+    ])
+    func timeOutOfRange(value: String) throws {
+        _ = try imported()
+        let result = try cli("state", "R1", "--db", db, "--at", value)
+        #expect(result.status == 2, "\(value): \(result.status) \(result.stderr)")
+        #expect(result.stderr.contains("--at"), "\(result.stderr)")
+    }
+
     @Test("import from stdin, then state --json has the SPEC §7 shape")
     func stateJSON() throws {
         let result = try cli("import", "-", "--db", db, input: QueryTests.ride)
