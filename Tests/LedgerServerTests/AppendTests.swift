@@ -15,7 +15,7 @@ struct AppendTests {
             #expect(reply.json?["version"]?.intValue == 1)
             #expect(reply.json?["duplicate"] == .bool(false))
         }
-        #expect(service.backend.stored.map(\.app) == [TestService.app])
+        #expect((try service.stored()).map(\.app) == [TestService.app])
     }
 
     @Test("re-sending an id returns the original position and writes nothing")
@@ -29,7 +29,7 @@ struct AppendTests {
             #expect(again.json?["position"]?.intValue == 1)
             #expect(again.json?["duplicate"] == .bool(true))
         }
-        #expect(service.backend.stored.count == 2)
+        #expect((try service.stored()).count == 2)
     }
 
     @Test("a batch returns one result per event, originals for re-sent ids")
@@ -67,14 +67,14 @@ struct AppendTests {
                 "/v1/events?expectedVersion=1", key: service.ingest, Sample.update("R1"))
             #expect(matching.status == 200)
         }
-        #expect(service.backend.stored.count == 2)
+        #expect((try service.stored()).count == 2)
     }
 
     @Test("an event the ledger refuses is 422 naming the field inside the batch, nothing written")
     func refusedEvent() async throws {
         let service = try TestService()
         try await service.test { client async throws in
-            let noTimestamp = #"{"stream":"activity:R1","type":"update","at":1763672400,"data":{"content":{}}}"#
+            let noTimestamp = #"{"stream":"activity:R1","type":"update","at":1763672400,"data":{"content":{"state":{}}}}"#
             let batch = try await client.post(
                 "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(noTimestamp)]}"#)
             #expect(batch.status == 422)
@@ -83,7 +83,7 @@ struct AppendTests {
             #expect(single.status == 422)
             #expect(single.errorField == "data.timestamp")
         }
-        #expect(service.backend.stored.isEmpty)
+        #expect((try service.stored()).isEmpty)
     }
 
     @Test("a raw APNs exchange is recorded as events")
@@ -98,11 +98,17 @@ struct AppendTests {
                 """#
             let reply = try await client.post("/v1/apns", key: service.ingest, body)
             #expect(reply.status == 200)
-            #expect(reply.json?["results"]?.arrayValue?.count == 1)
-            let unknown = try await client.post(
+            // The update it carried and the push with APNs' answer.
+            #expect(reply.json?["results"]?.arrayValue?.map { $0["stream"]?.stringValue } == ["activity:R1", "activity:R1"])
+            let noEvent = try await client.post(
                 "/v1/apns", key: service.ingest,
                 #"{"request":{"headers":{},"payload":{"aps":{}}},"response":{"status":200}}"#)
-            #expect(unknown.status == 404)
+            #expect(noEvent.status == 422, "\(noEvent.text)")
+            #expect(noEvent.errorField?.contains("aps.event") == true, "\(noEvent.text)")
+            let unknownToken = try await client.post(
+                "/v1/apns", key: service.ingest,
+                #"{"request":{"token":"ffff","headers":{},"payload":{"aps":{"event":"update","timestamp":1,"content-state":{}}}},"response":{"status":200}}"#)
+            #expect(unknownToken.status == 404, "\(unknownToken.text)")
         }
     }
 }

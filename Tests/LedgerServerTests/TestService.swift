@@ -4,18 +4,21 @@ import Hummingbird
 import HummingbirdTesting
 import Ledger
 import LedgerServer
+import LedgerStore
+import LedgerTesting
 import Logging
 import NIOCore
 
-/// One server under test: the in-memory ledger double, a real API key table in a temporary SQLite file,
-/// and keys of every scope for app `com.example.rides` plus an admin key of another app.
+/// One server under test over a REAL ledger file in a temporary directory (`LedgerAdapter` over a `Ledger`),
+/// its API key table in the same file, keys of every scope for app `com.example.rides`, an admin key of another
+/// app and a revoked key.
 struct TestService {
     static let app = "com.example.rides"
 
-    let backend = InMemoryLedgerBackend()
+    let temporary: TemporaryLedger
+    let backend: LedgerAdapter
     let metrics = ServerMetrics()
     let keys: APIKeyStore
-    let directory: URL
     let admin: String
     let ingest: String
     let read: String
@@ -24,9 +27,9 @@ struct TestService {
     var configuration: LedgerServerConfiguration
 
     init(maxBodyBytes: Int = 64 * 1024) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-server-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        keys = try APIKeyStore(path: directory.appendingPathComponent("ledger.sqlite").path)
+        temporary = try TemporaryLedger()
+        backend = LedgerAdapter(ledger: temporary.ledger)
+        keys = try APIKeyStore(writer: temporary.ledger.pool)
         admin = try keys.create(app: Self.app, scopes: [.admin]).secret
         ingest = try keys.create(app: Self.app, scopes: [.ingest]).secret
         read = try keys.create(app: Self.app, scopes: [.read]).secret
@@ -41,12 +44,22 @@ struct TestService {
 
     /// Runs `body` against the application in Hummingbird's in-process router mode.
     func test(_ body: @Sendable (Client) async throws -> Void) async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
         let app = try LedgerServerApp.build(
             configuration: configuration, backend: backend, keys: keys, metrics: metrics,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         try await app.test(.router) { client in try await body(Client(client: client)) }
+    }
+
+    /// What the ledger file holds: each event's app (`""` for none) and id, in position order.
+    func stored() throws -> [(app: String, id: String)] {
+        var events: [(app: String, id: String)] = []
+        try temporary.ledger.store.forEachEvent(after: 0) { recorded in
+            let (app, id) = Namespaced.split(recorded.id)
+            events.append((app: app, id: id))
+            return true
+        }
+        return events
     }
 
     /// A client that speaks JSON with a key.
