@@ -67,6 +67,7 @@ struct NamespaceTests {
             #"{"stream":"activity:R\u0000X","type":"dismiss","at":1,"data":{"by":"user"}}"#,
             #"{"stream":"activity:R\nX","type":"dismiss","at":1,"data":{"by":"user"}}"#,
             #"{"stream":"channel:C","type":"subscribe","at":1,"data":{"activity":"A\u001fB"}}"#,
+            #"{"stream":"activity:R1","type":"push","at":1,"data":{"refersTo":"u1","status":410,"token":"ab\u0000cd"}}"#,
         ] {
             let error = await #expect(throws: (any Error).self) { try await temp.append(line) }
             #expect("\(error!)".contains("control character"), "\(line): \(error!)")

@@ -155,8 +155,8 @@ extension EventCodec {
         }
         return PushData(
             refersTo: refersTo, status: Int(status), reason: try data.optionalString("reason"),
-            apnsId: try data.optionalString("apnsId"), token: try data.optionalString("token"),
-            channel: try data.optionalString("channel"), priority: try decodePriority(data, "priority"),
+            apnsId: try data.optionalString("apnsId"), token: try data.optionalName("token"),
+            channel: try data.optionalName("channel"), priority: try decodePriority(data, "priority"),
             apnsTimestamp: apnsTimestamp)
     }
 }

@@ -31,6 +31,25 @@ extension PayloadReader {
         return try scanner.string()
     }
 
+    /// A name (`FieldReader.name`'s rule): a string without control characters (`Identifier`).
+    mutating func optionalName() throws(UnusualPayload) -> String? {
+        guard let name = try optionalString() else { return nil }
+        if Identifier.firstControlCharacter(name) != nil { throw UnusualPayload() }
+        return name
+    }
+
+    /// A name whose value is not needed: its content's range. An escaped one (a control character must be
+    /// escaped in JSON) or one holding DEL or a C1 control goes to the full decoder, which words the refusal.
+    @discardableResult
+    mutating func validateName() throws(UnusualPayload) -> Range<Int>? {
+        if try scanner.null() { return nil }
+        guard scanner.current == UInt8(ascii: "\"") else { throw UnusualPayload() }
+        let range = try scanner.stringRange(allowEscapes: false)
+        // DEL is 0x7F; C1 controls are U+0080–U+009F, UTF-8 0xC2 0x80–0x9F.
+        if payload[range].contains(where: { $0 == 0x7F || $0 == 0xC2 }) { throw UnusualPayload() }
+        return range
+    }
+
     /// A string whose value is not needed: checked (escapes allowed), not made; its content's range.
     @discardableResult
     mutating func validateString() throws(UnusualPayload) -> Range<Int>? {
@@ -122,7 +141,7 @@ extension PayloadReader {
             }
         }
         var channel: String?
-        try members(["channel"]) { reader, _ throws(UnusualPayload) in channel = try reader.optionalString() }
+        try members(["channel"]) { reader, _ throws(UnusualPayload) in channel = try reader.optionalName() }
         guard let channel, !channel.isEmpty else { throw UnusualPayload() }
         return .channel(channel)
     }

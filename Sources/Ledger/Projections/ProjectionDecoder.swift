@@ -114,7 +114,7 @@ struct PayloadReader {
             return .observe
         case .subscribe:
             var activity: String?
-            try members(["activity"]) { reader, _ throws(UnusualPayload) in activity = try reader.optionalString() }
+            try members(["activity"]) { reader, _ throws(UnusualPayload) in activity = try reader.optionalName() }
             guard var activity, !activity.isEmpty else { throw UnusualPayload() }
             // As `EventCodec.decodeData`: the prefixed form is tolerated.
             if activity.hasPrefix("activity:"), activity.count > 9 { activity.removeFirst(9) }
@@ -124,7 +124,7 @@ struct PayloadReader {
             var action: ReconcileAction?
             try members(["run", "action", "reason", "finding"]) { reader, field throws(UnusualPayload) in
                 switch field {
-                case 0: run = try reader.validateString()
+                case 0: run = try reader.validateName()
                 case 1: action = try reader.optionalEnum(ReconcileAction.self)
                 default: try reader.validateString()
                 }
@@ -157,7 +157,7 @@ struct PayloadReader {
             case 4: _ = try reader.optionalEnum(ActivityStyle.self)
             case 5: scheduledStart = try reader.optionalInstant()
             case 6: origin = try reader.optionalEnum(RequestOrigin.self)
-            default: installation = try reader.optionalString()
+            default: installation = try reader.optionalName()
             }
         }
         guard let attributesType, !attributesType.isEmpty, attributes, let content else { throw UnusualPayload() }
@@ -221,15 +221,16 @@ struct PayloadReader {
         ]
         try members(fields) { reader, field throws(UnusualPayload) in
             switch field {
-            case 0: refersTo = try reader.validateString()
+            case 0: refersTo = try reader.validateName()
             case 1: status = try reader.optionalInt()
             case 2: apnsTimestamp = try reader.apnsTimestamp()
-            case 3: token = try reader.validateString()
-            case 4, 5, 6: try reader.validateString()
+            case 3: token = try reader.validateName()
+            case 6: try reader.validateName()
+            case 4, 5: try reader.validateString()
             default: try reader.priority()
             }
         }
-        guard let refersTo, !refersTo.isEmpty, let status, (100...599).contains(status) else { throw UnusualPayload() }
+        guard let refersTo, !refersTo.isEmpty, let status, PushData.statuses.contains(status) else { throw UnusualPayload() }
         // Only a 410's token is used (`recordDeath`): the others are validated, not made into strings.
         let tokenText = try status == 410 ? token.map(scanner.text) : nil
         return ProjectionEvent.Push(status: Int(status), token: tokenText, apnsTimestamp: apnsTimestamp)

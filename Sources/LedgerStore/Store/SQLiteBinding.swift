@@ -18,8 +18,9 @@ public extension Statement {
         if let value { sqlite3_bind_int64(sqliteStatement, index, value) } else { sqlite3_bind_null(sqliteStatement, index) }
     }
 
+    /// With its byte count, so text is stored exactly as given (a NUL would otherwise cut it).
     func bind(_ value: String, at index: Int32) {
-        sqlite3_bind_text(sqliteStatement, index, value, -1, transient)
+        sqlite3_bind_text(sqliteStatement, index, value, Int32(value.utf8.count), transient)
     }
 
     func bind(_ value: String?, at index: Int32) {
