@@ -16,6 +16,9 @@ public struct CommandRunner: Sendable {
     }
 
     public let executable: URL
+    /// What is started: `executable` itself, or a launcher (`setpriv`) given `prefix` and then `executable`.
+    private let launcher: URL?
+    private let prefix: [String]
 
     /// Finds `name` next to the running test bundle, or nil.
     public init?(_ name: String) {
@@ -27,13 +30,29 @@ public struct CommandRunner: Sendable {
             .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
         else { return nil }
         executable = found
+        launcher = nil
+        prefix = []
+    }
+
+    /// Runs `executable` through `launcher`, whose arguments `prefix` come before the executable's path.
+    public init(executable: URL, launcher: URL, prefix: [String]) {
+        self.executable = executable
+        self.launcher = launcher
+        self.prefix = prefix
     }
 
     /// Runs to completion with `arguments`, feeding `input` on stdin when given.
     public func run(_ arguments: [String], input: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let launcher {
+            process.executableURL = launcher
+            process.arguments = prefix + [executable.path] + arguments
+            // From `/`: a launcher that drops privileges may not be able to enter the caller's folder.
+            process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

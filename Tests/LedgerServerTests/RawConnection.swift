@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -12,22 +13,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port`; `receiveTimeout` bounds each ``receive()``.
     init(port: Int, receiveTimeout: Duration = .seconds(10)) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ServeError(message: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(descriptor)
-            throw ServeError(message: "connect: errno \(code)")
-        }
+        descriptor = try LoopbackSocket.connect(port: port)
         let seconds = receiveTimeout.components.seconds
         var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(receiveTimeout.components.attoseconds / 1_000_000_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -83,13 +83,9 @@ public struct LedgerAdapter: LedgerBackend {
     public func ingestAPNs(app: String, exchange: Data) async throws -> [AppendedEvent] {
         let document = try Self.parse(exchange, field: "body")
         return try await translating {
-            let outcomes: [AppendOutcome]
-            do {
-                outcomes = try await ledger.ingestAPNs(document, app: app)
-            } catch let error as LedgerError where error.code == .forbidden {
-                // The token resolved to another app's activity: answer as for an unknown token, naming nothing of it.
-                throw LedgerError(.notFound, "no activity of this app matches the exchange", field: "activity")
-            }
+            // A token resolves only within the caller's app, so an unknown token is the same 404 whatever
+            // other apps hold.
+            let outcomes = try await ledger.ingestAPNs(document, app: app)
             return try outcomes.map { outcome in
                 let logged = try ledger.event(id: outcome.id, app: app)
                 return AppendedEvent(

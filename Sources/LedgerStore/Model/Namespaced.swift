@@ -8,7 +8,6 @@
 public enum Namespaced {
     /// The byte between an app and a name.
     public static let separator: UInt8 = 0x1F
-    public static let separatorCharacter: Character = "\u{1F}"
 
     /// `name` in `app`'s namespace; the app-less namespace is `""`.
     public static func qualify(_ name: String, app: String) -> String {
