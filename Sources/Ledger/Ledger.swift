@@ -28,7 +28,7 @@ public final class Ledger: Sendable {
         do {
             store = try EventStore(path: path, configuration: storeConfiguration, logger: logger)
         } catch let error as StoreError {
-            throw LedgerError(.storage, error.message)
+            throw LedgerError(.storage, error.message, cause: error)
         }
         self.projector = projector
         do {
@@ -63,16 +63,18 @@ public final class Ledger: Sendable {
     /// the busy timeout). Other errors keep their description.
     public static func storageError(_ error: any Error, path: String, busyTimeout: Duration? = nil) -> LedgerError {
         if let error = error as? LedgerError { return error }
-        if let error = error as? StoreError { return LedgerError(.storage, error.message) }
-        guard let error = error as? DatabaseError else { return LedgerError(.storage, "\(path): \(error)") }
-        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+        if let store = error as? StoreError { return LedgerError(.storage, store.message, cause: error) }
+        guard let database = error as? DatabaseError else {
+            return LedgerError(.storage, "\(path): \(error)", cause: error)
+        }
+        if database.resultCode == .SQLITE_BUSY || database.resultCode == .SQLITE_LOCKED {
             let within = busyTimeout.map { timeout in
                 let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
                 return " for more than \(seconds) s (the busy timeout)"
             } ?? ""
-            return LedgerError(.storage, "\(path) is busy: another process held its lock\(within); try again")
+            return LedgerError(.storage, "\(path) is busy: another process held its lock\(within); try again", cause: error)
         }
-        return LedgerError(.storage, "\(path): \(error.message ?? error.resultCode.description)")
+        return LedgerError(.storage, "\(path): \(database.message ?? database.resultCode.description)", cause: error)
     }
 
     /// The pool of the ledger file, for queries of other targets (API keys, the server).

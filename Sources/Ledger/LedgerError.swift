@@ -28,12 +28,16 @@ public struct LedgerError: Error, CustomStringConvertible, Sendable {
     public var stream: String?
     public var expectedVersion: Int64?
     public var actualVersion: Int64?
+    /// The lower layer's error this one reports (a `StoreError`, an SQLite `DatabaseError`, an
+    /// `EventDecodingError`…), kept for logs and for callers that need more than the message.
+    public var cause: (any Error)?
 
-    public init(_ code: Code, _ message: String, line: Int? = nil, field: String? = nil) {
+    public init(_ code: Code, _ message: String, line: Int? = nil, field: String? = nil, cause: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.line = line
         self.field = field
+        self.cause = cause
     }
 
     public var description: String {

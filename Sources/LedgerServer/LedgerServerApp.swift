@@ -9,25 +9,25 @@ import UnixSignals
 
 /// Builds and runs the HTTP service.
 public enum LedgerServerApp: Sendable {
-    /// The Hummingbird application serving `Schemas/openapi.yaml` over `backend`.
+    /// The Hummingbird application serving `Schemas/openapi.yaml` over `ledger`.
     ///
     /// - Parameters:
     ///   - configuration: Address, port and limits.
-    ///   - backend: The ledger; every call is scoped to the caller's app.
+    ///   - ledger: The ledger; every call is scoped to the caller's app.
     ///   - keys: Where API keys are checked.
     ///   - metrics: What `/metrics` prints; pass one to read it in tests.
     ///   - logger: The service's logger (the caller bootstraps logging).
     ///   - onServerRunning: Called with the bound port once the server listens.
     public static func build(
         configuration: LedgerServerConfiguration,
-        backend: any LedgerBackend,
+        ledger: Ledger,
         keys: APIKeyStore,
         metrics: ServerMetrics = ServerMetrics(),
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let router = try makeRouter(
-            configuration: configuration, backend: backend, keys: keys, metrics: metrics, logger: logger
+            configuration: configuration, ledger: ledger, keys: keys, metrics: metrics, logger: logger
         )
         return Application(
             router: router,
@@ -56,14 +56,14 @@ public enum LedgerServerApp: Sendable {
     /// request: the store then refuses later appends and drains its queue.
     public static func run(
         configuration: LedgerServerConfiguration,
-        backend: any LedgerBackend,
+        ledger: Ledger,
         keys: APIKeyStore,
         services: [any Service] = [],
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         let app = try build(
-            configuration: configuration, backend: backend, keys: keys, logger: logger,
+            configuration: configuration, ledger: ledger, keys: keys, logger: logger,
             onServerRunning: onServerRunning
         )
         let group = ServiceGroup(
@@ -78,7 +78,7 @@ public enum LedgerServerApp: Sendable {
 
     static func makeRouter(
         configuration: LedgerServerConfiguration,
-        backend: any LedgerBackend,
+        ledger: Ledger,
         keys: APIKeyStore,
         metrics: ServerMetrics,
         logger: Logger
@@ -93,17 +93,19 @@ public enum LedgerServerApp: Sendable {
         router.add(middleware: APIKeyMiddleware(keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL)))
         router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
         let api = LedgerAPI(
-            backend: backend, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),
+            ledger: ledger, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),
             logger: logger
         )
         if configuration.rawAppends {
             // Innermost, so that it runs behind everything above; routes take the middleware added before them.
             router.add(middleware: RawAppendMiddleware(api: api, maxBodyBytes: configuration.maxBodyBytes))
         }
-        // Compact JSON, `/` unescaped, as the ledger writes it.
+        // Compact JSON, `/` unescaped, for what the generated layer still writes itself (`/health`); the ledger's
+        // answers are the bytes it rendered (RenderedDocument).
         try api.registerHandlers(
             on: RecordingServerTransport(base: router, routes: declared),
-            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes])
+            configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
+            middlewares: [RenderedDocumentMiddleware()]
         )
         return router
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 @testable import LedgerServer
+import Ledger
 import Testing
 
 /// Every refusal the ledger can make reaches clients with a code that `Schemas/openapi.yaml` documents for
@@ -18,16 +19,15 @@ struct ErrorCodeTests {
         return Set(list.split(separator: ",").map { String($0.trimmingCharacters(in: .whitespaces).prefix { $0.isLetter }) })
     }
 
-    @Test("each backend refusal maps to a documented code and the status that goes with it")
-    func backendCodesAreDocumented() throws {
+    @Test("each ledger refusal maps to a documented code and the status that goes with it")
+    func ledgerCodesAreDocumented() throws {
         let documented = try Self.documentedCodes()
-        let cases: [(LedgerBackendError, Int, String)] = [
-            (.badInput(field: "at", "bad"), 400, "badRequest"),
-            (.malformedJSON(field: "body", "malformed JSON: x"), 400, "malformedJSON"),
-            (.invalidEvent(index: 0, field: "data", message: "bad"), 422, "invalidEvent"),
-            (.notFound("no such activity R"), 404, "notFound"),
-            (.conflict(stream: "activity:R", expected: 1, actual: 2), 409, "conflict"),
-            (LedgerBackendError(code: .unavailable, message: "shutting down"), 503, "unavailable"),
+        let cases: [(LedgerError, Int, String)] = [
+            (LedgerError(.badInput, "bad", field: "events[0].data"), 422, "invalidEvent"),
+            (LedgerError(.notFound, "no such activity R"), 404, "notFound"),
+            (LedgerError(.conflict, "stream activity:R is at version 2, expected 1"), 409, "conflict"),
+            (LedgerError(.forbidden, "not yours"), 403, "forbidden"),
+            (LedgerError(.storage, "shutting down"), 503, "unavailable"),
         ]
         for (error, status, code) in cases {
             let api = APIError(error)

@@ -13,7 +13,7 @@ struct GracefulShutdownTests {
         var service = try TestService()
         service.configuration.maxFeedWaitSeconds = 60
         let app = try LedgerServerApp.build(
-            configuration: service.configuration, backend: service.backend, keys: service.keys,
+            configuration: service.configuration, ledger: service.ledger, keys: service.keys,
             metrics: service.metrics, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let key = service.read

@@ -7,13 +7,12 @@ import LedgerStore
 import LedgerTesting
 import Logging
 
-/// One server under test over the REAL ledger: a `TemporaryLedger` file behind `LedgerAdapter`, with the API
+/// One server under test over the REAL ledger: a `TemporaryLedger` file served as it is, with the API
 /// key table in the same file, keys of every scope for `TestService.app` and an admin key of another app.
 struct LedgerTestService {
     static let otherApp = "com.example.other"
 
     let temporary: TemporaryLedger
-    let backend: LedgerAdapter
     let keys: APIKeyStore
     let admin: String
     let ingest: String
@@ -25,7 +24,6 @@ struct LedgerTestService {
 
     init(maxBodyBytes: Int = 64 * 1024) throws {
         temporary = try TemporaryLedger()
-        backend = LedgerAdapter(ledger: temporary.ledger)
         keys = try APIKeyStore(writer: temporary.ledger.pool)
         admin = try keys.create(app: TestService.app, scopes: [.admin]).secret
         ingest = try keys.create(app: TestService.app, scopes: [.ingest]).secret
@@ -42,7 +40,7 @@ struct LedgerTestService {
         _ mode: TestingSetup = .router, _ body: @Sendable (TestService.Client) async throws -> Void
     ) async throws {
         let app = try LedgerServerApp.build(
-            configuration: configuration, backend: backend, keys: keys, metrics: ServerMetrics(),
+            configuration: configuration, ledger: temporary.ledger, keys: keys, metrics: ServerMetrics(),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         try await app.test(mode) { client in try await body(TestService.Client(client: client)) }

@@ -101,7 +101,7 @@ struct RawAppendTests {
             let reply = try await client.post("/v1/events", key: service.ingest, event)
             #expect(reply.status == 200, "\(reply.text)")
         }
-        let stored = try #require(try service.ledger.feed(after: 0, limit: 10, app: TestService.app).events.first)
+        let stored = try #require(try await service.ledger.feed(after: 0, limit: 10, app: TestService.app).events.first)
         let text = stored.json.compactString
         #expect(text.contains(#""attributes":{"zeta":1,"alpha":2.50}"#), "\(text)")
         #expect(text.contains(#""state":{"b":1,"a":2}"#), "\(text)")
@@ -118,7 +118,7 @@ struct RawAppendTests {
 
     static func replies(_ service: LedgerTestService) async throws -> [Seen] {
         let app = try LedgerServerApp.build(
-            configuration: service.configuration, backend: service.backend, keys: service.keys,
+            configuration: service.configuration, ledger: service.ledger, keys: service.keys,
             metrics: ServerMetrics(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         return try await app.test(.router) { client in

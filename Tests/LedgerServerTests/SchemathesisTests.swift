@@ -23,7 +23,7 @@ struct SchemathesisTests {
         let root = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let app = try LedgerServerApp.build(
-            configuration: service.configuration, backend: service.backend, keys: service.keys,
+            configuration: service.configuration, ledger: service.ledger, keys: service.keys,
             metrics: ServerMetrics(), logger: Logger(label: "fuzz")
         )
         let adminKey = service.admin

@@ -36,9 +36,7 @@ struct ServeCrashTests {
         let acked = await acknowledged.events
         #expect(acked.count > 20, "the server acknowledged too little to test anything")
         let ledger = try Ledger(path: db, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let missing = try await offThePool {
-            acked.filter { id, position in (try? ledger.event(id: id, app: "com.example.crash"))?.position != position }
-        }
+        let missing = await missingAcknowledged(acked, in: ledger, app: "com.example.crash")
         #expect(missing.isEmpty, "acknowledged events missing or moved: \(missing.prefix(5))")
         let report = try await offThePool { try ledger.store.verify() }
         #expect(report.ok, "\(report.reason ?? "")")

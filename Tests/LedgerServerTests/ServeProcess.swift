@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import LedgerTesting
 
 /// The real `activity-ledger` binary, run as a child process (for the crash test).
@@ -124,4 +125,13 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async t
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
+}
+
+/// The acknowledged events (id → position) that `ledger` does not hold in `app` at the position acknowledged.
+func missingAcknowledged(_ acked: [String: Int64], in ledger: Ledger, app: String) async -> [String: Int64] {
+    var missing: [String: Int64] = [:]
+    for (id, position) in acked where (try? await ledger.event(id: id, app: app))?.position != position {
+        missing[id] = position
+    }
+    return missing
 }

@@ -83,7 +83,7 @@ struct SharedFileTests {
         }
 
         let ledger = try Ledger(path: db, configuration: .readOnly, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let missing = try await offThePool { acked.filter { id, position in (try? ledger.event(id: id, app: "com.example.shared"))?.position != position } }
+        let missing = await missingAcknowledged(acked, in: ledger, app: "com.example.shared")
         #expect(missing.isEmpty, "acknowledged events missing or moved: \(missing.prefix(5))")
         let checks = try await offThePool { () -> [CommandRunner.Result] in
             let copy = try runner.run(["digest", "--db", backup]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -160,7 +160,7 @@ struct SharedFileTests {
         let answers = await log.failures.filter { !$0.hasPrefix("transport") }
         #expect(answers.allSatisfy { $0.hasPrefix("503") }, "in-flight appends answered other than 200/503: \(answers.prefix(3))")
         let ledger = try Ledger(path: db, configuration: .readOnly, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let missing = try await offThePool { acked.filter { id, position in (try? ledger.event(id: id, app: "com.example.drain"))?.position != position } }
+        let missing = await missingAcknowledged(acked, in: ledger, app: "com.example.drain")
         #expect(missing.isEmpty, "acknowledged events missing or moved: \(missing.prefix(5))")
         let report = try await offThePool { try ledger.store.verify() }
         #expect(report.ok, "\(report.reason ?? "")")

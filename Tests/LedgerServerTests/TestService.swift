@@ -9,14 +9,14 @@ import LedgerTesting
 import Logging
 import NIOCore
 
-/// One server under test over a REAL ledger file in a temporary directory (`LedgerAdapter` over a `Ledger`),
+/// One server under test over a REAL ledger file in a temporary directory (the `Ledger` itself),
 /// its API key table in the same file, keys of every scope for app `com.example.rides`, an admin key of another
 /// app and a revoked key.
 struct TestService {
     static let app = "com.example.rides"
 
     let temporary: TemporaryLedger
-    let backend: LedgerAdapter
+    var ledger: Ledger { temporary.ledger }
     let metrics = ServerMetrics()
     let keys: APIKeyStore
     let admin: String
@@ -28,7 +28,6 @@ struct TestService {
 
     init(maxBodyBytes: Int = 64 * 1024) throws {
         temporary = try TemporaryLedger()
-        backend = LedgerAdapter(ledger: temporary.ledger)
         keys = try APIKeyStore(writer: temporary.ledger.pool)
         admin = try keys.create(app: Self.app, scopes: [.admin]).secret
         ingest = try keys.create(app: Self.app, scopes: [.ingest]).secret
@@ -45,7 +44,7 @@ struct TestService {
     /// Runs `body` against the application in Hummingbird's in-process router mode.
     func test(_ body: @Sendable (Client) async throws -> Void) async throws {
         let app = try LedgerServerApp.build(
-            configuration: configuration, backend: backend, keys: keys, metrics: metrics,
+            configuration: configuration, ledger: temporary.ledger, keys: keys, metrics: metrics,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         try await app.test(.router) { client in try await body(Client(client: client)) }

@@ -58,13 +58,13 @@ struct CheckpointTests {
         let written = try await Self.load(fixture.store, tasks: 4, rounds: 30)
         #expect(Self.walBytes(fixture) < 2_000_000)
         let reopened = try fixture.reopen()
-        #expect(try reopened.lastPosition() == Int64(written))
+        #expect(try await reopened.lastPosition() == Int64(written))
         var count = 0
         try reopened.forEachEvent(after: 0) { _ in
             count += 1
             return true
         }
         #expect(count == written)
-        #expect(try reopened.verify().ok)
+        #expect(try await reopened.verify().ok)
     }
 }

@@ -129,7 +129,7 @@ struct IntegrityTests {
         var read: [[UInt8]] = []
         try reopened.forEachEvent(after: 0) { read.append($0.payload); return true }
         #expect(read == expected)
-        #expect(try reopened.verify().ok)
+        #expect(try await reopened.verify().ok)
         #expect(stats.compressionRatio > 2)
     }
 }

@@ -43,7 +43,7 @@ struct ContractAuditTests {
     func updateAuditShape() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(QueryTests.ride)
-        let audit = try temp.ledger.audit(update: "10000000-0000-4000-8000-000000000003")
+        let audit = try await temp.ledger.audit(update: "10000000-0000-4000-8000-000000000003")
         let json = audit.json
         #expect(json["activity"] == "R1")
         let deliveries = json["deliveries"]?.arrayValue ?? []

@@ -28,16 +28,16 @@ struct NamespaceTests {
         let b = try await temp.append(Self.rideB, app: "com.b")
         #expect(a.map(\.duplicate) == [false, false] && b.map(\.duplicate) == [false, false])
         #expect(b.map(\.position) == [3, 4] && b.map(\.version) == [1, 2])
-        #expect(try temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a").displayed?.state == ["driver": "ALICE"])
-        #expect(try temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.b").displayed?.state == ["driver": "BOB"])
-        #expect(throws: LedgerError.self) { try temp.ledger.state(activity: "LIVE-A1", at: Self.later) }
-        #expect(try temp.ledger.event(id: "e1", app: "com.b").position == 3)
-        #expect(throws: LedgerError.self) { try temp.ledger.event(id: "e1") }
+        #expect(try await temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a").displayed?.state == ["driver": "ALICE"])
+        #expect(try await temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.b").displayed?.state == ["driver": "BOB"])
+        await #expect(throws: LedgerError.self) { try await temp.ledger.state(activity: "LIVE-A1", at: Self.later) }
+        #expect(try await temp.ledger.event(id: "e1", app: "com.b").position == 3)
+        await #expect(throws: LedgerError.self) { try await temp.ledger.event(id: "e1") }
         // Lists, tokens and installations stay in their namespace.
-        let listA = try temp.ledger.activities(ActivityFilter(token: "aa11", app: "com.a", at: Self.later))
+        let listA = try await temp.ledger.activities(ActivityFilter(token: "aa11", app: "com.a", at: Self.later))
         #expect(listA.activities.map(\.activity) == ["LIVE-A1"] && listA.activities[0].attributes == ["ride": "A1"])
-        #expect(try temp.ledger.activities(ActivityFilter(installation: "I1", at: Self.later)).activities.isEmpty)
-        #expect(try temp.ledger.feed(after: 0, limit: 100, app: "com.b").events.map(\.position) == [3, 4])
+        #expect(try await temp.ledger.activities(ActivityFilter(installation: "I1", at: Self.later)).activities.isEmpty)
+        #expect(try await temp.ledger.feed(after: 0, limit: 100, app: "com.b").events.map(\.position) == [3, 4])
         #expect(try await temp.ledger.store.verify().ok)
     }
 
@@ -45,18 +45,18 @@ struct NamespaceTests {
     func channelsStayInTheirApp() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(Self.rideA, app: "com.a")
-        let before = try temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a")
+        let before = try await temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a")
         let hostile = """
             {"id":"s1","stream":"channel:B-CHAN","type":"subscribe","at":"2026-11-20T21:01:00Z","data":{"activity":"LIVE-A1"}}
             {"id":"x1","stream":"channel:B-CHAN","type":"end","at":"2026-11-20T21:02:00Z","data":{"content":{"state":{"driver":"MALLORY"}},"timestamp":1795208520,"dismissalPolicy":"immediate"}}
             """
         try await temp.append(hostile, app: "com.b")
-        let after = try temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a")
+        let after = try await temp.ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a")
         #expect(after == before)
-        #expect(try temp.ledger.audit(activity: "LIVE-A1", at: Self.later, app: "com.a").deliveries.isEmpty)
-        #expect(try temp.ledger.audit(update: "x1", at: Self.later, app: "com.b").deliveries.isEmpty)
-        #expect(try temp.ledger.activities(ActivityFilter(channel: "B-CHAN", app: "com.a", at: Self.later)).activities.isEmpty)
-        #expect(try temp.ledger.activities(ActivityFilter(channel: "B-CHAN", app: "com.b", at: Self.later)).activities.isEmpty)
+        #expect(try await temp.ledger.audit(activity: "LIVE-A1", at: Self.later, app: "com.a").deliveries.isEmpty)
+        #expect(try await temp.ledger.audit(update: "x1", at: Self.later, app: "com.b").deliveries.isEmpty)
+        #expect(try await temp.ledger.activities(ActivityFilter(channel: "B-CHAN", app: "com.a", at: Self.later)).activities.isEmpty)
+        #expect(try await temp.ledger.activities(ActivityFilter(channel: "B-CHAN", app: "com.b", at: Self.later)).activities.isEmpty)
     }
 
     @Test("NUL and other control characters in ids and stream names are refused, never stored cut")
@@ -75,7 +75,7 @@ struct NamespaceTests {
         #expect(try temp.ledger.store.lastPosition() == 0)
         // U+2028 and other printable oddities are names like any other, stored exactly.
         try await temp.append(#"{"id":"a\u2028b","stream":"activity:R\u2028","type":"dismiss","at":1,"data":{"by":"user"}}"#)
-        #expect(try temp.ledger.event(id: "a\u{2028}b").event.stream.id == "R\u{2028}")
+        #expect(try await temp.ledger.event(id: "a\u{2028}b").event.stream.id == "R\u{2028}")
         #expect(try await temp.ledger.store.verify().ok)
     }
 
@@ -112,10 +112,10 @@ struct NamespaceTests {
         let ledger = try Ledger(path: path, logger: logger)
         #expect(try ledger.store.verify(upTo: digest).ok)
         #expect(try ledger.store.verify().ok)
-        #expect(try ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a").token == "aa11")
-        #expect(throws: LedgerError.self) { try ledger.state(activity: "LIVE-A1", at: Self.later) }
-        #expect(try ledger.event(id: "e1", app: "com.a").position == 1)
-        #expect(try ledger.event(id: "10000000-0000-4000-8000-00000000000a").position == 3)
+        #expect(try await ledger.state(activity: "LIVE-A1", at: Self.later, app: "com.a").token == "aa11")
+        await #expect(throws: LedgerError.self) { try await ledger.state(activity: "LIVE-A1", at: Self.later) }
+        #expect(try await ledger.event(id: "e1", app: "com.a").position == 1)
+        #expect(try await ledger.event(id: "10000000-0000-4000-8000-00000000000a").position == 3)
         // New appends in both namespaces chain on, and the whole file still verifies.
         _ = try await ledger.append([try EventCodec.decode(#"{"id":"e1","stream":"activity:LIVE-A1","type":"dismiss","at":6,"data":{"by":"user"}}"#)], app: "com.b")
         _ = try await ledger.append([try EventCodec.decode(#"{"id":"e9","stream":"activity:LIVE-A1","type":"dismiss","at":7,"data":{"by":"user"}}"#)], app: "com.a")

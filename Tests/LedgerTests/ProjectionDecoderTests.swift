@@ -135,8 +135,8 @@ struct ProjectionDecoderTests {
         #expect(skipped == [position])
         #expect(exported == workload.lines().count)
         // The feed and the activity's own queries leave the row out instead of failing.
-        #expect(try temp.ledger.feed(after: 0, limit: 1000).events.count == workload.lines().count)
-        let timeline = #expect(throws: LedgerError.self) { try temp.ledger.timeline(activity: "A-bad") }
+        #expect(try await temp.ledger.feed(after: 0, limit: 1000).events.count == workload.lines().count)
+        let timeline = await #expect(throws: LedgerError.self) { try await temp.ledger.timeline(activity: "A-bad") }
         #expect(timeline?.code == .notFound)
         // Without a handler, the export stops with the row's position.
         let error = #expect(throws: LedgerError.self) { try temp.ledger.exportLines { _, _ in true } }

@@ -50,7 +50,7 @@ struct ProjectionEquivalenceTests {
         for row in rows {
             let activity: String = row["activity"]
             let lastAt: Int64 = row["last_at"]
-            let state = try temp.ledger.state(activity: activity, at: Instant(milliseconds: lastAt))
+            let state = try await temp.ledger.state(activity: activity, at: Instant(milliseconds: lastAt))
             #expect(state.attributesType == row["attributes_type"] as String)
             #expect(state.token == row["token"] as String?, "activity \(activity)")
         }
@@ -78,10 +78,10 @@ struct ProjectionEquivalenceTests {
         for row in rows {
             let activity: String = row["activity"]
             let factsAt = Instant(milliseconds: row["facts_at"] as Int64)
-            let state = try temp.ledger.state(activity: activity, at: factsAt)
+            let state = try await temp.ledger.state(activity: activity, at: factsAt)
             // facts_at is the newest own time: every own event counts at it, not all of them just before it.
             #expect(state.events == row["events"] as Int, "activity \(activity)")
-            let before = try? temp.ledger.state(activity: activity, at: factsAt.adding(milliseconds: -1))
+            let before = try? await temp.ledger.state(activity: activity, at: factsAt.adding(milliseconds: -1))
             #expect((before?.events ?? 0) < row["events"] as Int)
             let doubts = NightlyFacts.Doubt(rawValue: row["doubts"] as Int64)
             let channel: Bool = row["channel"]

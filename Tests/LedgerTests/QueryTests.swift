@@ -20,14 +20,14 @@ struct QueryTests {
     func stateAsOf() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ride)
-        let before = try temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T21:04:00Z")!)
+        let before = try await temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T21:04:00Z")!)
         #expect(before.phase == .active)
         #expect(before.displayed?.state == ["eta": 5])
-        let after = try temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T21:10:00Z")!)
+        let after = try await temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T21:10:00Z")!)
         #expect(after.displayed?.state == ["eta": 3])
         #expect(after.token == "aa11")
         #expect(after.events == 5)
-        let stale = try temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T21:31:00Z")!)
+        let stale = try await temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T21:31:00Z")!)
         #expect(stale.phase == .active || stale.phase == .stale)
     }
 
@@ -35,8 +35,8 @@ struct QueryTests {
     func noSuchActivity() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ride)
-        let error = #expect(throws: LedgerError.self) {
-            try temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T20:59:59Z")!)
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.state(activity: "R1", at: Instant(rfc3339: "2026-11-20T20:59:59Z")!)
         }
         #expect(error?.code == .notFound)
         #expect(error?.message.contains("no such activity at") == true)
@@ -46,10 +46,10 @@ struct QueryTests {
     func auditApplied() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ride)
-        let audit = try temp.ledger.audit(activity: "R1")
+        let audit = try await temp.ledger.audit(activity: "R1")
         let update = try #require(audit.deliveries.first { $0.event == "10000000-0000-4000-8000-000000000003" })
         #expect(update.verdict == .applied)
-        let byUpdate = try temp.ledger.audit(update: "10000000-0000-4000-8000-000000000003")
+        let byUpdate = try await temp.ledger.audit(update: "10000000-0000-4000-8000-000000000003")
         #expect(byUpdate.deliveries.map(\.activity) == ["R1"])
     }
 
@@ -62,10 +62,10 @@ struct QueryTests {
             {"stream":"channel:match","type":"subscribe","at":"2026-11-20T20:00:05Z","data":{"activity":"M2"}}
             {"id":"20000000-0000-4000-8000-000000000001","stream":"channel:match","type":"update","at":"2026-11-20T20:10:00Z","data":{"content":{"state":{"s":"1-0"}},"timestamp":1795205400}}
             """)
-        let audit = try temp.ledger.audit(update: "20000000-0000-4000-8000-000000000001")
+        let audit = try await temp.ledger.audit(update: "20000000-0000-4000-8000-000000000001")
         #expect(Set(audit.deliveries.map(\.activity)) == ["M1", "M2"])
         #expect(audit.deliveries.allSatisfy { $0.verdict == .pending })
-        let members = try temp.ledger.activities(ActivityFilter(channel: "match"))
+        let members = try await temp.ledger.activities(ActivityFilter(channel: "match"))
         #expect(members.activities.map(\.activity) == ["M1", "M2"])
     }
 
@@ -73,14 +73,14 @@ struct QueryTests {
     func timeline() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ride)
-        let entries = try temp.ledger.timeline(activity: "R1")
+        let entries = try await temp.ledger.timeline(activity: "R1").entries
         #expect(entries.count == 5)
         #expect(entries.first?.displayed?.state == ["eta": 5])
         #expect(entries.last?.displayed?.state == ["eta": 3])
         #expect(entries.allSatisfy { $0.phase == .active })
-        let window = try temp.ledger.timeline(
+        let window = try await temp.ledger.timeline(
             activity: "R1", from: Instant(rfc3339: "2026-11-20T21:05:00Z"), to: Instant(rfc3339: "2026-11-20T21:05:30Z")
-        )
+        ).entries
         #expect(window.map(\.event.position) == [3, 4])
     }
 
@@ -89,13 +89,13 @@ struct QueryTests {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ride)
         let t = Instant(rfc3339: "2026-11-20T21:10:00Z")!
-        #expect(try temp.ledger.activities(ActivityFilter(phase: .active, at: t)).activities.map(\.activity) == ["R1"])
-        #expect(try temp.ledger.activities(ActivityFilter(phase: .ended, at: t)).activities.isEmpty)
+        #expect(try await temp.ledger.activities(ActivityFilter(phase: .active, at: t)).activities.map(\.activity) == ["R1"])
+        #expect(try await temp.ledger.activities(ActivityFilter(phase: .ended, at: t)).activities.isEmpty)
         let late = Instant(rfc3339: "2026-11-21T05:30:00Z")!
-        #expect(try temp.ledger.activities(ActivityFilter(phase: .ended, at: late)).activities.map(\.activity) == ["R1"])
-        #expect(try temp.ledger.activities(ActivityFilter(installation: "I1")).activities.count == 1)
-        #expect(try temp.ledger.activities(ActivityFilter(token: "aa11")).activities.count == 1)
-        #expect(try temp.ledger.activities(ActivityFilter(token: "nope")).activities.isEmpty)
+        #expect(try await temp.ledger.activities(ActivityFilter(phase: .ended, at: late)).activities.map(\.activity) == ["R1"])
+        #expect(try await temp.ledger.activities(ActivityFilter(installation: "I1")).activities.count == 1)
+        #expect(try await temp.ledger.activities(ActivityFilter(token: "aa11")).activities.count == 1)
+        #expect(try await temp.ledger.activities(ActivityFilter(token: "nope")).activities.isEmpty)
     }
 
     /// The state without `lastPosition`: a replay `--until T` renumbers the kept events gaplessly, so positions
@@ -118,8 +118,8 @@ struct QueryTests {
         let copy = try Ledger(path: into, logger: .init(label: "test"))
         for index in 0..<8 {
             let activity = "A\(seed)-\(index)"
-            let original = try? temp.ledger.state(activity: activity, at: t)
-            let replayed = try? copy.state(activity: activity, at: t)
+            let original = try? await temp.ledger.state(activity: activity, at: t)
+            let replayed = try? await copy.state(activity: activity, at: t)
             #expect(Self.comparable(original) == Self.comparable(replayed), "activity \(activity)")
         }
         #expect(try copy.store.verify().ok)
@@ -140,10 +140,10 @@ struct QueryTests {
             for minutes in stride(from: -7, through: 14 * 60, by: 23) {
                 let t = Instant(seconds: requested + Int64(minutes) * 60)
                 let expected = try? ActivityFold.state(activity: activity, events: events, asOf: t)
-                let actual = try? temp.ledger.state(activity: activity, at: t)
+                let actual = try? await temp.ledger.state(activity: activity, at: t)
                 #expect(actual?.json.compactBytes == expected?.json.compactBytes, "\(activity) at \(t.rfc3339)")
                 let verdicts = try? DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: t)
-                #expect((try? temp.ledger.audit(activity: activity, at: t))?.deliveries == verdicts)
+                #expect((try? await temp.ledger.audit(activity: activity, at: t))?.deliveries == verdicts)
                 if expected != nil { compared += 1 }
             }
             let byPosition = Dictionary(uniqueKeysWithValues: all.map { ($0.position, $0) })
@@ -151,7 +151,7 @@ struct QueryTests {
             let oracle = ActivityFold.timelineByRefolding(activity: activity, events: events, to: to).map {
                 TimelineStep(event: byPosition[$0.event.position]!, phase: $0.state.phase, displayed: $0.state.displayed)
             }
-            let steps = try temp.ledger.timeline(activity: activity)
+            let steps = try await temp.ledger.timeline(activity: activity).entries
             #expect(JSONValue.array(steps.map(\.json)).compactBytes == JSONValue.array(oracle.map(\.json)).compactBytes)
             #expect(steps.count > 10)
         }

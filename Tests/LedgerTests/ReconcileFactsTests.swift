@@ -13,11 +13,11 @@ import Testing
 struct ReconcileFactsTests {
     /// Truth about every activity but a few, as of `at`: the intended state (a no-finding case the filter must
     /// settle), another state, no state, done; plus ids the ledger does not have.
-    static func truth(_ ledger: Ledger, activities: [String], at: Instant, seed: UInt64) throws -> String {
+    static func truth(_ ledger: Ledger, activities: [String], at: Instant, seed: UInt64) async throws -> String {
         var rng = SeededRandom(seed: seed &* 31 &+ UInt64(at.seconds))
         var lines: [String] = []
         for id in activities {
-            let intended = (try? ledger.state(activity: id, at: at))?.intended?.state.compactString
+            let intended = (try? await ledger.state(activity: id, at: at))?.intended?.state.compactString
             switch Int.random(in: 0..<20, using: &rng) {
             case 0: continue
             case 1: lines.append(#"{"activity":"\#(id)","state":{"eta":99},"done":false}"#)
@@ -59,7 +59,7 @@ struct ReconcileFactsTests {
         let offsets: [Int64] = [-60, 600, 1_500, 3_600, 7 * 3_600 + 1_800, 8 * 3_600 + 2_000, 13 * 3_600]
         for (index, offset) in offsets.enumerated() {
             let at = Instant(seconds: workload.start + offset)
-            let truth = try Self.truth(reference.ledger, activities: ids, at: at, seed: seed)
+            let truth = try await Self.truth(reference.ledger, activities: ids, at: at, seed: seed)
             let run = "facts-\(seed)-\(index)"
             let mine = try await Self.run(filtered.ledger, truth: truth, run: run, at: at, foldAll: false)
             let all = try await Self.run(reference.ledger, truth: truth, run: run, at: at, foldAll: true)
@@ -113,7 +113,7 @@ struct ReconcileExpiredRepeatTests {
         #expect(second.entries.map(\.activity) == ["EXP", "FRESH"])
         #expect(second.entries.map(\.reportedBefore) == ["n1", nil])
         #expect(second.entries.first?.json["reportedBefore"] == "n1")
-        #expect(try temp.ledger.nightlyReport(run: "n2")?.entries.first?.reportedBefore == "n1")
+        #expect(try await temp.ledger.nightlyReport(run: "n2")?.entries.first?.reportedBefore == "n1")
 
         let third = try await run("n3", at: 57 * 60)
         #expect(third.entries.map(\.reportedBefore) == ["n1", "n2"])

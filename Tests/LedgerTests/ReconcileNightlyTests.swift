@@ -95,7 +95,7 @@ struct ReconcileNightlyTests {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ledgerEvents)
         let first = try await Self.run(temp)
-        let state = try temp.ledger.state(activity: "DRIFT", at: Self.runAt)
+        let state = try await temp.ledger.state(activity: "DRIFT", at: Self.runAt)
         #expect(state.counters.reconciles == 1)
         let position = try temp.ledger.store.lastPosition()
         let again = try await Self.run(temp, truth: F.truth("OTHER", state: nil))
@@ -141,7 +141,7 @@ struct ReconcileNightlyTests {
         #expect(report.invalidLines.map(\.line) == [2])
         #expect(report.json["invalidLineHandling"] == "stopped")
         #expect(try temp.ledger.store.lastPosition() == position)
-        #expect(try temp.ledger.nightlyReport(run: "night-1") == nil)
+        #expect(try await temp.ledger.nightlyReport(run: "night-1") == nil)
         // Nothing was recorded, so the same run id can run again once the feed is fixed.
         let fixed = try await Self.run(temp, truth: F.truth("DRIFT", state: #"{"eta":1}"#), strict: true)
         #expect(fixed.status == .recorded)

@@ -82,14 +82,14 @@ struct ReconcileResyncTests {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ledgerEvents)
         _ = try await temp.ledger.resync(snapshot: Self.snapshot())
-        let state = try temp.ledger.state(activity: "UPD", at: F.instant(31))
+        let state = try await temp.ledger.state(activity: "UPD", at: F.instant(31))
         #expect(state.counters.observations == 1)
         #expect(state.counters.reconciles == 1)
-        let forgotten = try temp.ledger.state(activity: "FGT", at: F.instant(31))
+        let forgotten = try await temp.ledger.state(activity: "FGT", at: F.instant(31))
         #expect(forgotten.counters.observations == 0)
         #expect(forgotten.counters.reconciles == 1)
         // The adopted activity's stream holds what was seen and decided, but no invented request.
-        #expect(throws: LedgerError.self) { try temp.ledger.state(activity: "ADP", at: F.instant(31)) }
+        await #expect(throws: LedgerError.self) { try await temp.ledger.state(activity: "ADP", at: F.instant(31)) }
     }
 
     @Test("re-sending the same snapshot appends nothing and returns the same plan")

@@ -74,10 +74,10 @@ struct ReconcileSkipTests {
 
     /// Truth that walks every activity through every case across the runs: done, another state, no state,
     /// the intended state, absent; plus ids the ledger does not have.
-    static func truth(_ ledger: Ledger, activities: [String], at: Instant, round: Int) -> String {
+    static func truth(_ ledger: Ledger, activities: [String], at: Instant, round: Int) async -> String {
         var lines: [String] = []
         for (index, id) in activities.enumerated() {
-            let intended = (try? ledger.state(activity: id, at: at))?.intended?.state.compactString ?? #"{"eta":1}"#
+            let intended = (try? await ledger.state(activity: id, at: at))?.intended?.state.compactString ?? #"{"eta":1}"#
             switch (index + round) % 5 {
             case 0: lines.append(#"{"activity":"\#(id)","state":\#(intended),"done":true}"#)
             case 1: lines.append(#"{"activity":"\#(id)","state":{"eta":99},"done":false}"#)
@@ -108,7 +108,7 @@ struct ReconcileSkipTests {
                                 8 * 3_600 + 2_000, 9 * 3_600 + 1_200, 10 * 3_600, 13 * 3_600]
         for (round, offset) in offsets.enumerated() {
             let at = Instant(seconds: random.start + offset)
-            let truth = Self.truth(reference.ledger, activities: ids, at: at, round: round)
+            let truth = await Self.truth(reference.ledger, activities: ids, at: at, round: round)
             let run = "skip-\(seed)-\(round)"
             let expected = try Self.oracle(reference.ledger, truth: truth, run: run, at: at)
             let all = try await ReconcileFactsTests.run(reference.ledger, truth: truth, run: run, at: at, foldAll: true)

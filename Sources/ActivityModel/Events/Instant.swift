@@ -24,28 +24,45 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var description: String { rfc3339 }
 
     /// Unix seconds, possibly fractional, as sent on input ("Unix seconds are accepted wherever a time is expected").
+    ///
+    /// The one rule for every time the ledger takes — event `at`, APNs `at`, CLI options, query parameters: an
+    /// RFC 3339 time with at most 9 fraction digits, or Unix seconds under 1e11 in magnitude, and in both forms an
+    /// instant within the years 0000–9999 (UTC), the range RFC 3339 can write back. Schemas/openapi.yaml's `Time`
+    /// and `TimeParameter` describe exactly this.
     public init?(unixSeconds number: JSONNumber) {
         if let int = Int64(number.text) {
-            guard int > -1_000_000_000_000, int < 1_000_000_000_000 else { return nil }
+            guard int > -100_000_000_000, int < 100_000_000_000 else { return nil }
             self.init(seconds: int)
         } else {
             let double = number.doubleValue
-            guard double.isFinite, abs(double) < 1e12 else { return nil }
+            guard double.isFinite, abs(double) < 1e11 else { return nil }
             self.init(milliseconds: Int64((double * 1000).rounded(.down)))
         }
         guard Self.acceptedMilliseconds.contains(milliseconds) else { return nil }
     }
 
-    /// A time written as text — a CLI option, a query parameter: RFC 3339 (any offset) or Unix seconds, with the
-    /// same range rule as event times (`acceptedMilliseconds`). NaN, infinities and out-of-range values are nil.
+    /// A time written as text — a CLI option, a query parameter: RFC 3339 (any offset) or Unix seconds written
+    /// `-?[0-9]{1,11}(.[0-9]+)?` (no exponent, no sign but `-`), under the rule of ``init(unixSeconds:)``. NaN,
+    /// infinities, `1e300` and out-of-range values are nil.
     public init?(parsing text: String) {
-        if let first = text.utf8.first, first == UInt8(ascii: "-") || (48...57).contains(first),
-            Double(text) != nil
-        {
+        if Self.isUnixSecondsText(text) {
             self.init(unixSeconds: JSONNumber(literal: text))
         } else {
             self.init(rfc3339: text)
         }
+    }
+
+    /// `-?[0-9]{1,11}(\.[0-9]+)?`: how Unix seconds are written as text.
+    private static func isUnixSecondsText(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        let integer = bytes.prefix(while: isDigit)
+        guard (1...11).contains(integer.count) else { return false }
+        let rest = bytes.dropFirst(integer.count)
+        if rest.isEmpty { return true }
+        guard rest.first == UInt8(ascii: "."), rest.count > 1 else { return false }
+        return rest.dropFirst().allSatisfy(isDigit)
     }
 
     /// A time given as a JSON value: an RFC 3339 string or a number of Unix seconds (same rule as `parsing`).
@@ -65,10 +82,13 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
 }
 
 extension Instant {
-    /// Parses `2026-11-20T21:14:03.250Z`, `2026-11-20T22:14:03+01:00`, `2026-11-20 21:14:03.25z`…
+    /// Parses `2026-11-20T21:14:03.250Z`, `2026-11-20T22:14:03+01:00`, `2026-11-20 21:14:03.25z`… with at most
+    /// 9 fraction digits, within the years 0000–9999 once the offset is applied (the rule of
+    /// ``init(unixSeconds:)``).
     public init?(rfc3339 string: String) {
         var copy = string
-        guard let value = copy.withUTF8({ Instant.parse($0) }) else { return nil }
+        guard let value = copy.withUTF8({ Instant.parse($0) }), Self.acceptedMilliseconds.contains(value.milliseconds)
+        else { return nil }
         self = value
     }
 
@@ -108,7 +128,7 @@ extension Instant {
                 count += 1
                 i += 1
             }
-            guard count > 0 else { return nil }
+            guard (1...9).contains(count) else { return nil }
             for _ in count..<max(count, 3) { millis *= 10 }
         }
         var offsetMinutes: Int64 = 0

@@ -38,7 +38,7 @@ extension Ledger {
         let namespace = try Self.namespace(app)
         if activity == nil, let token, headerMap["apns-channel-id"] == nil {
             // The token index holds the app's own tokens only (`ProjectionEvent.qualified`).
-            activity = try await store.pool.read { db in
+            activity = try await read { db in
                 try String.fetchOne(
                     db, sql: "SELECT activity FROM tokens WHERE token = ?",
                     arguments: [Namespaced.qualify(token, app: namespace)]

@@ -7,12 +7,29 @@ import LedgerStore
 public struct AppendOutcome: Sendable, Hashable, Codable {
     /// The event's id (generated when the caller gave none).
     public var id: String
+    /// Its stream (`activity:RIDE-1`), as its app names it.
+    public var stream: String
     /// Its global position; for a re-sent id, the original position.
     public var position: Int64
     /// True when the id was already in the ledger with the same content (nothing was written).
     public var duplicate: Bool
     /// The version of its stream after it (for a re-sent id, the original one).
     public var version: Int64
+
+    /// The OpenAPI `Appended`: `{"duplicate", "id", "position", "stream", "version"}`.
+    public var json: JSONValue {
+        .object([
+            "duplicate": .bool(duplicate), "id": .string(id), "position": .int(position), "stream": .string(stream),
+            "version": .int(version),
+        ])
+    }
+
+    /// The OpenAPI `BatchResult` of a whole append: `{"lastPosition", "results": [Appended…]}`.
+    public static func batchJSON(_ outcomes: [AppendOutcome]) -> JSONValue {
+        .object([
+            "lastPosition": .int(outcomes.map(\.position).max() ?? 0), "results": .array(outcomes.map(\.json)),
+        ])
+    }
 }
 
 extension Ledger {
@@ -48,6 +65,7 @@ extension Ledger {
         let app = try Self.namespace(app)
         let events = events.map(Self.withID)
         try Self.checkStreams(events)
+        try Self.checkRepeatedIDs(events)
         // Compressed here, on the caller's thread: concurrent appenders compress in parallel and the writer
         // only hashes and inserts.
         let stored = try events.indices.map { index in
@@ -68,7 +86,29 @@ extension Ledger {
             return Self.outcomes(events, result)
         } catch {
             projector.withdraw(events, app: app)
-            throw Self.translate(error)
+            throw Self.translate(error, events: events)
+        }
+    }
+
+    /// An id sent twice in one batch with different content is refused at its second occurrence, naming both
+    /// (the store would word it as a conflict with a row the refused batch never kept). The same event twice is
+    /// a re-send: the second is a duplicate.
+    static func checkRepeatedIDs(_ events: [LedgerEvent]) throws {
+        guard events.count > 1 else { return }
+        var first: [String: Int] = [:]
+        first.reserveCapacity(events.count)
+        for index in events.indices {
+            guard let id = events[index].id else { continue }
+            if let earlier = first[id] {
+                guard events[earlier] == events[index] else {
+                    throw LedgerError(
+                        .conflict,
+                        "event id '\(id)' is sent twice in this batch with different content (events[\(earlier)] and events[\(index)])",
+                        field: "events[\(index)].id")
+                }
+            } else {
+                first[id] = index
+            }
         }
     }
 
@@ -134,16 +174,27 @@ extension Ledger {
     static func outcomes(_ events: [LedgerEvent], _ result: AppendResult) -> [AppendOutcome] {
         events.indices.map { index in
             AppendOutcome(
-                id: events[index].id!, position: result.positions[index], duplicate: result.duplicate[index],
-                version: index < result.versions.count ? result.versions[index] : 0
+                id: events[index].id!, stream: events[index].stream.description, position: result.positions[index],
+                duplicate: result.duplicate[index], version: index < result.versions.count ? result.versions[index] : 0
             )
         }
     }
 
-    /// Store errors become ledger errors with the same message, in the app's own names; anything else passes
-    /// through.
-    static func translate(_ error: any Error) -> any Error {
+    /// Store errors become ledger errors with the same message, in the app's own names, naming the event of
+    /// `events` at fault (`events[i].id`); anything else passes through.
+    static func translate(_ error: any Error, events: [LedgerEvent] = []) -> any Error {
         guard let error = error as? StoreError else { return error }
+        var translated = ledgerError(error)
+        translated.cause = error
+        if error.code == .idConflict, let stored = error.eventID,
+            let index = events.firstIndex(where: { $0.id == Namespaced.name(stored) })
+        {
+            translated.field = "events[\(index)].id"
+        }
+        return translated
+    }
+
+    private static func ledgerError(_ error: StoreError) -> LedgerError {
         switch error.code {
         case .versionConflict:
             var conflict = LedgerError(.conflict, Self.bareMessage(error), field: "expectedVersion")

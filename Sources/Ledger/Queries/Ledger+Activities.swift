@@ -16,7 +16,7 @@ public struct ActivityFilter: Sendable, Hashable {
     /// Phases are evaluated as of this time (default now).
     public var at: Instant?
     public var limit: Int
-    /// Paging: list activities whose id sorts after this one.
+    /// Paging: the `nextCursor` of the previous page (opaque; one this ledger did not hand out is refused).
     public var after: String?
 
     public init(
@@ -35,17 +35,20 @@ public struct ActivityFilter: Sendable, Hashable {
     }
 }
 
-/// A page of activities; `next` is the cursor for the following page, nil on the last.
+/// A page of activities; `next` is the last activity listed when more may follow, nil on the last page.
 public struct ActivityPage: Sendable, Hashable {
     public var asOf: Instant
     public var activities: [ActivityState]
     public var next: String?
 
+    /// The cursor of the following page (pass it as `after`), nil on the last.
+    public var nextCursor: String? { next.map(PageCursor.encode) }
+
     public var json: JSONValue {
         .object([
             "asOf": .string(asOf.rfc3339),
             "activities": .array(activities.map(\.listJSON)),
-            "nextCursor": next.map(JSONValue.string) ?? .null,
+            "nextCursor": nextCursor.map(JSONValue.string) ?? .null,
         ])
     }
 }
@@ -70,20 +73,32 @@ extension Ledger {
     /// Lists activities matching `filter`, ordered by id. The projection narrows the candidates with conditions
     /// that any activity in the asked phase must meet; the fold of each candidate then decides, so the phase
     /// shown is exactly what `state --at` says.
-    public func activities(_ filter: ActivityFilter) throws -> ActivityPage {
+    public func activities(_ filter: ActivityFilter) async throws -> ActivityPage {
+        let after = try filter.after.map { text in
+            guard let id = PageCursor.decode(text) else {
+                throw LedgerError(
+                    .badInput, "cursor: not a cursor this ledger returned; pass the previous page's nextCursor unchanged",
+                    field: "cursor")
+            }
+            return id
+        }
         let asOf = filter.at ?? Self.now()
+        return try await read { db in try self.activities(db, filter, after: after, asOf: asOf) }
+    }
+
+    func activities(_ db: Database, _ filter: ActivityFilter, after: String?, asOf: Instant) throws -> ActivityPage {
         let limit = max(1, min(filter.limit, 1000))
         var found: [ActivityState] = []
         // Cursors and candidates are projection keys (`Namespaced`); pages name bare ids.
-        var cursor = filter.after.map { Self.key($0, app: filter.app) } ?? Self.key("", app: filter.app)
+        var cursor = Self.key(after ?? "", app: filter.app)
         while found.count < limit {
-            let candidates = try store.pool.read { db in
-                try String.fetchAll(db, candidateQuery(filter, asOf: asOf, after: cursor, limit: 256))
-            }
+            let candidates = try String.fetchAll(db, candidateQuery(filter, asOf: asOf, after: cursor, limit: 256))
             guard let last = candidates.last else { return ActivityPage(asOf: asOf, activities: found, next: nil) }
             for key in candidates {
                 cursor = key
-                guard let state = try? state(activity: Namespaced.name(key), at: asOf, app: filter.app) else { continue }
+                guard let state = try? state(db, activity: Namespaced.name(key), asOf: asOf, app: filter.app) else {
+                    continue
+                }
                 if let phase = filter.phase, state.phase != phase { continue }
                 found.append(state)
                 if found.count == limit { break }

@@ -91,16 +91,32 @@ extension Ledger {
     }
 
     /// The event with this id in `app`'s namespace (nil: the app-less one), or a notFound error naming it.
-    public func event(id: String, app: String? = nil) throws -> LoggedEvent {
-        try store.pool.read { db in
-            guard let recorded = try store.event(in: db, id: Self.key(id, app: app)) else {
-                throw LedgerError(.notFound, "no event with id \(id)", field: "id")
-            }
-            return try Self.logged(recorded)
+    public func event(id: String, app: String? = nil) async throws -> LoggedEvent {
+        try await read { db in try self.event(db, id: id, app: app) }
+    }
+
+    func event(_ db: Database, id: String, app: String?) throws -> LoggedEvent {
+        guard let recorded = try store.event(in: db, id: Self.key(id, app: app)) else {
+            throw LedgerError(.notFound, "no event with id \(id)", field: "event")
+        }
+        return try Self.logged(recorded)
+    }
+
+    /// Runs `query` in one read transaction on one of GRDB's reader connections, off Swift's cooperative pool
+    /// (its queue, not a cooperative thread, blocks on SQLite), so every answer is one consistent snapshot.
+    /// SQLite failures become ``LedgerError/Code-swift.struct/storage`` errors naming the file, keeping the cause.
+    func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await store.pool.read(query)
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
         }
     }
 
-    static func now() -> Instant {
+    /// The current time, to the millisecond (truncated), as the ledger records it.
+    public static func now() -> Instant {
         Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 }

@@ -7,10 +7,25 @@ extension Ledger {
     /// SPEC §3: the activity as of `at` (default now), folded from its events.
     /// - Throws: notFound "no such activity at T" when it has no request at or before T.
     /// `app` is the namespace (nil: the app-less one of plain CLI imports).
-    public func state(activity: String, at: Instant? = nil, app: String? = nil) throws -> ActivityState {
+    public func state(activity: String, at: Instant? = nil, app: String? = nil) async throws -> ActivityState {
         let asOf = at ?? Self.now()
-        let key = Self.key(activity, app: app)
-        let events = try store.pool.read { db in try foldInput(db, key: key, asOf: asOf) }
+        return try await read { db in try self.state(db, activity: activity, asOf: asOf, app: app) }
+    }
+
+    /// SPEC §4: the verdict of every update or end that reached the activity, as of `at` (default now).
+    public func audit(activity: String, at: Instant? = nil, app: String? = nil) async throws -> ActivityAudit {
+        let asOf = at ?? Self.now()
+        return try await read { db in try self.audit(db, activity: activity, asOf: asOf, app: app) }
+    }
+
+    /// The verdicts of one update or end on every activity it reached (one per subscriber for a channel update).
+    public func audit(update id: String, at: Instant? = nil, app: String? = nil) async throws -> UpdateAudit {
+        let asOf = at ?? Self.now()
+        return try await read { db in try self.audit(db, update: id, asOf: asOf, app: app) }
+    }
+
+    func state(_ db: Database, activity: String, asOf: Instant, app: String?) throws -> ActivityState {
+        let events = try foldInput(db, key: Self.key(activity, app: app), asOf: asOf)
         do {
             return try ActivityFold.state(activity: activity, events: events, asOf: asOf)
         } catch {
@@ -18,11 +33,8 @@ extension Ledger {
         }
     }
 
-    /// SPEC §4: the verdict of every update or end that reached the activity, as of `at` (default now).
-    public func audit(activity: String, at: Instant? = nil, app: String? = nil) throws -> ActivityAudit {
-        let asOf = at ?? Self.now()
-        let key = Self.key(activity, app: app)
-        let events = try store.pool.read { db in try foldInput(db, key: key, asOf: asOf) }
+    func audit(_ db: Database, activity: String, asOf: Instant, app: String?) throws -> ActivityAudit {
+        let events = try foldInput(db, key: Self.key(activity, app: app), asOf: asOf)
         do {
             let deliveries = try DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: asOf)
             return ActivityAudit(activity: activity, asOf: asOf, deliveries: deliveries)
@@ -31,30 +43,26 @@ extension Ledger {
         }
     }
 
-    /// The verdicts of one update or end on every activity it reached (one per subscriber for a channel update).
-    public func audit(update id: String, at: Instant? = nil, app: String? = nil) throws -> UpdateAudit {
-        let asOf = at ?? Self.now()
-        let target = try event(id: id, app: app)
+    func audit(_ db: Database, update id: String, asOf: Instant, app: String?) throws -> UpdateAudit {
+        let target = try event(db, id: id, app: app)
         guard target.event.type == .update || target.event.type == .end else {
-            throw LedgerError(.badInput, "event \(id) is a \(target.event.type.rawValue), not an update or end", field: "id")
+            throw LedgerError(.badInput, "event \(id) is a \(target.event.type.rawValue), not an update or end", field: "event")
         }
         let activities: [String]
         switch target.event.stream.kind {
         case .activity:
             activities = [target.event.stream.id]
         case .channel:
-            activities = try store.pool.read { db in
-                try String.fetchAll(
-                    db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
-                    arguments: [Self.key(target.event.stream.id, app: app)]
-                ).map(Namespaced.name)
-            }
+            activities = try String.fetchAll(
+                db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
+                arguments: [Self.key(target.event.stream.id, app: app)]
+            ).map(Namespaced.name)
         case .installation:
             activities = []
         }
         var deliveries: [Delivery] = []
         for activity in activities {
-            guard let audit = try? audit(activity: activity, at: asOf, app: app) else { continue }
+            guard let audit = try? audit(db, activity: activity, asOf: asOf, app: app) else { continue }
             deliveries += audit.deliveries.filter { $0.event == id }
         }
         return UpdateAudit(event: id, type: target.event.type, stream: target.event.stream.description, deliveries: deliveries)

@@ -31,22 +31,34 @@ public struct TimelineStep: Sendable, Hashable {
     }
 }
 
+/// `timeline`: an activity's steps (SPEC §7 `{"activity", "entries": [...]}`, the OpenAPI `Timeline`).
+public struct TimelineReport: Sendable, Hashable {
+    public var activity: String
+    public var entries: [TimelineStep]
+
+    public var json: JSONValue {
+        .object(["activity": .string(activity), "entries": .array(entries.map(\.json))])
+    }
+}
+
 extension Ledger {
     /// The events of an activity (and of its channels, from when it subscribed) in event-time order, each with
     /// the phase and displayed content right after it (`ActivityFold.timeline`), plus where the log keeps each one.
     /// `from`/`to` bound the listed events by `at`, inclusive; the state after each still counts every earlier event.
-    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil, app: String? = nil) throws
-        -> [TimelineStep]
+    /// `from` after `to` is an empty window, not an error.
+    public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil, app: String? = nil) async throws
+        -> TimelineReport
     {
         let key = Self.key(activity, app: app)
-        let all = try store.pool.read { db in try relevantEvents(db, key: key) }
+        let all = try await read { db in try self.relevantEvents(db, key: key) }
         guard all.contains(where: { $0.event.stream.kind == .activity }) else {
             throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
         }
         let byPosition = Dictionary(all.map { ($0.position, $0) }, uniquingKeysWith: { first, _ in first })
         let to = to ?? all.map(\.event.at).max()!
-        return ActivityFold.timeline(activity: activity, events: all.map(\.positioned), from: from, to: to).map {
+        let steps = ActivityFold.timeline(activity: activity, events: all.map(\.positioned), from: from, to: to).map {
             TimelineStep(event: byPosition[$0.event.position]!, phase: $0.state.phase, displayed: $0.state.displayed)
         }
+        return TimelineReport(activity: activity, entries: steps)
     }
 }

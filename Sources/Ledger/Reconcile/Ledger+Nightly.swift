@@ -19,8 +19,8 @@ extension Ledger {
     /// Invalid truth lines are listed with their line numbers and skipped; with `strict`, any invalid line stops
     /// the run before anything is recorded (status `stopped`, no findings evaluated).
     ///
-    /// - Parameter app: when given, only this app's activities are evaluated; truth items about other
-    ///   activities are `missing`, and are recorded only on streams no other app owns.
+    /// - Parameter app: when given, only this app's activities are evaluated (its namespace), and the run id is
+    ///   this app's (recorded as `<app>/<run>`; the report names it as given).
     public func nightly(
         truth: JSONLinesReader, runID: String, at: Instant, strict: Bool = false, app: String? = nil,
         progress: @escaping (NightlyProgress) -> Void = { _ in }
@@ -35,9 +35,11 @@ extension Ledger {
         truth: JSONLinesReader, runID: String, at: Instant, strict: Bool, app: String?,
         progress: @escaping (NightlyProgress) -> Void, foldAll: Bool
     ) async throws -> NightlyReport {
-        guard !runID.isEmpty else { throw LedgerError(.badInput, "the run id must not be empty", field: "run-id") }
+        guard !runID.isEmpty else { throw LedgerError(.badInput, "the run id must not be empty", field: "run") }
         try ReconcileRuns.migrate(store.pool)
-        if let recorded = try ReconcileRuns.report(run: runID, store.pool) { return recorded }
+        if let recorded = try await nightlyReport(run: runID, app: app) { return recorded }
+        let asGiven = runID
+        let runID = ReconcileRuns.key(runID, app: app)
 
         let spool = try TruthSpool()
         try spool.load(truth) { progress(NightlyProgress(phase: .readingTruth, done: $0)) }
@@ -47,6 +49,7 @@ extension Ledger {
             truthItems: try spool.count(), activitiesScanned: 0, activitiesFolded: 0, recordedEvents: 0)
         if strict && spool.invalidCount > 0 {
             report.status = .stopped
+            report.run = asGiven
             return report
         }
 
@@ -88,12 +91,16 @@ extension Ledger {
                 "ledger.reconcile.run": "\(runID)", "ledger.reconcile.findings": "\(report.entries.count)",
                 "ledger.reconcile.folded": "\(report.activitiesFolded)",
             ])
+        report.run = asGiven
         return report
     }
 
-    /// The report of a recorded nightly run, if any.
-    public func nightlyReport(run: String) throws -> NightlyReport? {
-        try ReconcileRuns.report(run: run, store.pool)
+    /// The report of `app`'s recorded nightly run `run` (status `alreadyRecorded`), or nil.
+    public func nightlyReport(run: String, app: String? = nil) async throws -> NightlyReport? {
+        let key = ReconcileRuns.key(run, app: app)
+        var report = try await read { db in try ReconcileRuns.report(run: key, db) }
+        report?.run = run
+        return report
     }
 
     /// Appends the run's `reconcile` events; returns how many were new.

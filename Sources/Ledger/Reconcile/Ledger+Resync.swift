@@ -25,7 +25,7 @@ extension Ledger {
     /// - Parameter app: the namespace (nil: the app-less one); only its activities are considered and written.
     public func resync(snapshot: DeviceSnapshot, app: String? = nil) async throws -> ResyncPlan {
         let run = ReconcileIDs.resyncRun(snapshot)
-        let plan = try plan(snapshot: snapshot, run: run, app: app)
+        let plan = try await plan(snapshot: snapshot, run: run, app: app)
         var events: [LedgerEvent] = []
         var observed: Set<String> = []
         for entry in snapshot.activities where observed.insert(entry.activity).inserted {
@@ -67,19 +67,19 @@ extension Ledger {
     }
 
     /// The plan without recording it (the fold leaves out events this run already recorded).
-    func plan(snapshot: DeviceSnapshot, run: String, app: String?) throws -> ResyncPlan {
+    func plan(snapshot: DeviceSnapshot, run: String, app: String?) async throws -> ResyncPlan {
         let own = Set(
             snapshot.activities.flatMap { entry in
                 ["observe", "reconcile"].map { ReconcileIDs.id(run: run, activity: entry.activity, kind: $0) }
             })
-        let states: [ActivityState] = try store.pool.read { db in
-            var ids = try installationActivities(db, installation: snapshot.installation, app: app)
+        let states: [ActivityState] = try await read { db in
+            var ids = try self.installationActivities(db, installation: snapshot.installation, app: app)
             ids += snapshot.activities.map(\.activity)
             var seen: Set<String> = []
             var states: [ActivityState] = []
             for id in ids where seen.insert(id).inserted {
                 let ownIDs = own.union([ReconcileIDs.id(run: run, activity: id, kind: "reconcile")])
-                let events = try relevantEvents(db, key: Self.key(id, app: app)).map(\.positioned).filter {
+                let events = try self.relevantEvents(db, key: Self.key(id, app: app)).map(\.positioned).filter {
                     !ownIDs.contains($0.event.id ?? "")
                 }
                 // No request by `at`: the ledger never saw it (yet) — the planner adopts it.

@@ -22,12 +22,18 @@ enum ReconcileRuns {
         try migrator.migrate(pool)
     }
 
-    static func report(run: String, _ pool: DatabasePool) throws -> NightlyReport? {
-        let text = try pool.read { db -> String? in
-            // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
-            guard try db.tableExists("reconcile_runs") else { return nil }
-            return try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [run])
-        }
+    /// The key a run is recorded under: run ids are per app (`<app>/<run>`; bare for the app-less namespace), so
+    /// one app can neither read nor replay another's run, and the CLI with `--app` and that app's key over HTTP
+    /// name the same run.
+    static func key(_ run: String, app: String?) -> String {
+        guard let app, !app.isEmpty else { return run }
+        return "\(app)/\(run)"
+    }
+
+    static func report(run: String, _ db: Database) throws -> NightlyReport? {
+        // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
+        guard try db.tableExists("reconcile_runs") else { return nil }
+        let text = try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [run])
         guard let text else { return nil }
         guard let json = try? JSONParser.parse(text), var report = NightlyReport(json: json) else {
             throw LedgerError(.storage, "the recorded report of run \(run) is unreadable")

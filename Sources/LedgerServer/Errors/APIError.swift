@@ -1,5 +1,6 @@
-internal import Foundation
+import ActivityModel
 import HTTPTypes
+import Ledger
 import Hummingbird
 import NIOCore
 
@@ -18,6 +19,8 @@ struct APIError: Error, Sendable, HTTPResponseError {
     var retryAfter: Int?
     /// The `Allow` header of a 405.
     var allow: String?
+    /// What this response reports (a ``LedgerError``, a decoding error…), for the server log.
+    var cause: (any Error)?
 
     init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
         self.status = status
@@ -60,52 +63,37 @@ struct APIError: Error, Sendable, HTTPResponseError {
         Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body())))
     }
 
-    /// The encoded error document.
-    func body() -> Data {
-        struct Document: Encodable {
-            struct Inner: Encodable {
-                var code: String
-                var message: String
-                var field: String?
-                var stream: String?
-                var expectedVersion: Int64?
-                var actualVersion: Int64?
-            }
-            var error: Inner
-        }
-        let document = Document(
-            error: .init(
-                code: code, message: message, field: field, stream: stream,
-                expectedVersion: expectedVersion, actualVersion: actualVersion
-            )
-        )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(document)) ?? Data(#"{"error":{"code":"internal","message":"?"}}"#.utf8)
+    /// The error document, written by ActivityModel's `JSONWriter` like every other answer.
+    func body() -> [UInt8] {
+        var inner = JSONObject(["code": .string(code), "message": .string(message)])
+        if let field { inner["field"] = .string(field) }
+        if let stream { inner["stream"] = .string(stream) }
+        if let expectedVersion { inner["expectedVersion"] = .int(expectedVersion) }
+        if let actualVersion { inner["actualVersion"] = .int(actualVersion) }
+        return JSONValue.object(JSONObject(["error": .object(inner)])).compactBytes
     }
 }
 
 extension APIError {
-    /// The response for a ledger refusal.
-    init(_ error: LedgerBackendError) {
-        // Codes are those `Schemas/openapi.yaml` lists for `Error.code`, not the backend's own names.
+    /// The response for a ledger refusal: the one place a ``LedgerError`` code becomes an HTTP status. Codes are
+    /// those `Schemas/openapi.yaml` lists for `Error.code`.
+    init(_ error: LedgerError) {
         let status: HTTPResponse.Status
         let code: String
         switch error.code {
-        case .badInput: (status, code) = (.badRequest, "badRequest")
-        case .malformedJSON: (status, code) = (.badRequest, "malformedJSON")
-        case .invalidEvent: (status, code) = (.unprocessableContent, "invalidEvent")
+        case .badInput: (status, code) = (.unprocessableContent, "invalidEvent")
         case .notFound: (status, code) = (.notFound, "notFound")
         case .conflict: (status, code) = (.conflict, "conflict")
-        case .unavailable: (status, code) = (.serviceUnavailable, "unavailable")
-        default: (status, code) = (.internalServerError, "internal")
+        case .forbidden: (status, code) = (.forbidden, "forbidden")
+        default: (status, code) = (.serviceUnavailable, "unavailable")
         }
         self.init(status: status, code: code, message: error.message, field: error.field)
         stream = error.stream
         expectedVersion = error.expectedVersion
         actualVersion = error.actualVersion
-        // Unavailable is a storage refusal (the file busy past the busy timeout, the store shutting down):
-        // nothing was written, and the same request may succeed a moment later.
-        if error.code == .unavailable { retryAfter = 1 }
+        cause = error
+        // Storage refusals (the file busy past the busy timeout, the store shutting down): nothing was written,
+        // and the same request may succeed a moment later.
+        if status == .serviceUnavailable { retryAfter = 1 }
     }
 }

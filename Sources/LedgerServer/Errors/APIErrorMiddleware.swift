@@ -1,5 +1,6 @@
 internal import Foundation
 import HTTPTypes
+import Ledger
 import Hummingbird
 import Logging
 import NIOHTTP1
@@ -35,7 +36,7 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
-        case let error as LedgerBackendError:
+        case let error as LedgerError:
             return APIError(error)
         case let error as DecodingError:
             return decodingError(error)

@@ -1,4 +1,7 @@
+import ActivityModel
 internal import Foundation
+import Ledger
+import LedgerStore
 import Logging
 
 extension LedgerAPI {
@@ -7,10 +10,12 @@ extension LedgerAPI {
         if let expected = input.query.expectedVersion, expected < 0 {
             throw APIError.invalidParameter("expectedVersion", "must be 0 or more, got \(expected)")
         }
-        let expectedVersions = input.query.expectedVersion.map { [event.stream: $0] } ?? [:]
-        let results = try await append(events: [event], expectedVersions: expectedVersions, singleEvent: true)
-        guard let result = results.first else { throw APIError.badRequest("the ledger appended nothing") }
-        return .ok(.init(body: .json(Self.appended(result))))
+        try Self.checkTime(event.at, field: "at")
+        if let id = event.id { try Self.checkID(id, field: "id") }
+        let expected = input.query.expectedVersion.map { [event.stream: $0] } ?? [:]
+        let outcomes = try await append(
+            [Self.interchange(event)], sizes: Self.checkSizes, decode: EventCodec.decode, expected: expected, single: true)
+        return .ok(.init(body: .json(.rendered(outcomes[0].json))))
     }
 
     func appendBatch(_ input: Operations.appendBatch.Input) async throws -> Operations.appendBatch.Output {
@@ -22,81 +27,108 @@ extension LedgerAPI {
             throw APIError.badRequest(
                 "a batch holds at most \(Self.maxBatchEvents) events, got \(batch.events.count); split it", field: "events")
         }
-        let expectedVersions = batch.expectedVersions?.additionalProperties ?? [:]
-        for (stream, version) in expectedVersions where version < 0 {
+        let expected = batch.expectedVersions?.additionalProperties ?? [:]
+        for (stream, version) in expected where version < 0 {
             throw APIError.badRequest("expectedVersions['\(stream)'] must be 0 or more", field: "expectedVersions")
         }
-        let results = try await append(events: batch.events, expectedVersions: expectedVersions, singleEvent: false)
-        return .ok(.init(body: .json(Self.batchResult(results))))
+        for (index, event) in batch.events.enumerated() {
+            try Self.checkTime(event.at, field: "events[\(index)].at")
+            if let id = event.id { try Self.checkID(id, field: "events[\(index)].id") }
+        }
+        let outcomes = try await append(
+            batch.events.map(Self.interchange), sizes: Self.checkSizes, decode: EventCodec.decode, expected: expected,
+            single: false)
+        return .ok(.init(body: .json(.rendered(AppendOutcome.batchJSON(outcomes)))))
     }
 
     func ingestAPNs(_ input: Operations.ingestAPNs.Input) async throws -> Operations.ingestAPNs.Output {
         guard case .json(let exchange) = input.body else { throw APIError.badRequest("expected application/json") }
         if let at = exchange.at { try Self.checkTime(at, field: "at") }
         let app = try Caller.app()
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(Self.interchange(exchange))
+        } catch {
+            throw APIError.badRequest("malformed JSON: \(error)", field: "body")
+        }
         let start = ContinuousClock.now
-        let results = try await backend.ingestAPNs(app: app, exchange: Self.encode(exchange))
-        acknowledge(results, since: start, app: app)
-        return .ok(.init(body: .json(Self.batchResult(results))))
-    }
-
-    /// Appends through the backend, turning its event indexes into field paths of this request.
-    private func append(
-        events: [Components.Schemas.Event], expectedVersions: [String: Int64], singleEvent: Bool
-    ) async throws -> [AppendedEvent] {
-        let app = try Caller.app()
-        for (index, event) in events.enumerated() {
-            let prefix = singleEvent ? "" : "events[\(index)]."
-            try Self.checkTime(event.at, field: prefix + "at")
-            if let id = event.id { try Self.checkID(id, field: prefix + "id") }
-        }
-        let encoded = try events.map(Self.encode)
-        return try await append(app: app, singleEvent: singleEvent) {
-            try await backend.append(app: app, events: encoded, expectedVersions: expectedVersions)
-        }
+        let outcomes = try await ledger.ingestAPNs(document, app: app)
+        acknowledge(outcomes, since: start, app: app)
+        return .ok(.init(body: .json(.rendered(AppendOutcome.batchJSON(outcomes)))))
     }
 
     /// The raw-body route's append (``RawAppendMiddleware``): `body` already passed every check the
     /// generated decoder and ``checkTime(_:field:)`` make, so only the ledger's own checks remain.
-    func append(_ body: RawAppendBody, singleEvent: Bool) async throws -> [AppendedEvent] {
-        let app = try Caller.app()
-        return try await append(app: app, singleEvent: singleEvent) {
-            try await backend.append(app: app, parsedEvents: body.events, expectedVersions: body.expectedVersions)
-        }
+    func append(_ body: RawAppendBody, singleEvent: Bool) async throws -> [AppendOutcome] {
+        try await append(
+            body.events, sizes: Self.checkSizes, decode: EventCodec.decode, expected: body.expectedVersions,
+            single: singleEvent)
     }
 
-    private func append(
-        app: String, singleEvent: Bool, _ body: () async throws -> [AppendedEvent]
-    ) async throws -> [AppendedEvent] {
+    /// Checks sizes, decodes and appends `inputs` (interchange events) in the caller's app. A single event is
+    /// the request body itself, so the fields of its errors lose the batch's `events[0].` prefix.
+    private func append<Input>(
+        _ inputs: [Input], sizes: ([Input], Int) throws -> Void,
+        decode: (Input) throws(EventDecodingError) -> LedgerEvent, expected: [String: Int64], single: Bool
+    ) async throws -> [AppendOutcome] {
+        let app = try Caller.app()
         let start = ContinuousClock.now
-        let results: [AppendedEvent]
+        let outcomes: [AppendOutcome]
         do {
-            results = try await body()
-        } catch var error as LedgerBackendError where singleEvent {
-            // A single event is the body itself, not `events[0]`.
+            try sizes(inputs, ledger.maxEventBytes)
+            let events = try Self.decode(inputs, decode)
+            outcomes = try await ledger.append(
+                decoded: events, expected: expected.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) },
+                app: app)
+        } catch var error as LedgerError where single {
             if let field = error.field, field.hasPrefix("events[0]") {
                 let rest = field.dropFirst("events[0]".count)
                 error.field = rest.hasPrefix(".") ? String(rest.dropFirst()) : (rest.isEmpty ? nil : String(rest))
             }
             throw error
         }
-        acknowledge(results, since: start, app: app)
-        return results
+        acknowledge(outcomes, since: start, app: app)
+        return outcomes
     }
 
-    private func acknowledge(_ results: [AppendedEvent], since start: ContinuousClock.Instant, app: String) {
+    /// Decodes every event, naming the refused one by its index in the request (422 `events[i].field`).
+    private static func decode<Input>(
+        _ events: [Input], _ decode: (Input) throws(EventDecodingError) -> LedgerEvent
+    ) throws -> [LedgerEvent] {
+        var decoded: [LedgerEvent] = []
+        decoded.reserveCapacity(events.count)
+        for (index, event) in events.enumerated() {
+            do {
+                decoded.append(try decode(event))
+            } catch {
+                let field = ["events[\(index)]", error.field].compactMap { $0 }.filter { !$0.isEmpty }
+                throw LedgerError(.badInput, error.description, field: field.joined(separator: "."), cause: error)
+            }
+        }
+        return decoded
+    }
+
+    private func acknowledge(_ outcomes: [AppendOutcome], since start: ContinuousClock.Instant, app: String) {
         let duration = ContinuousClock.now - start
-        metrics.recordAppend(results, duration: duration)
+        metrics.recordAppend(outcomes, duration: duration)
         logger.debug(
             "appended",
             metadata: [
-                "ledger.app": .string(app), "ledger.events": .stringConvertible(results.count),
-                "ledger.last_position": .stringConvertible(results.last?.position ?? 0),
+                "ledger.app": .string(app), "ledger.events": .stringConvertible(outcomes.count),
+                "ledger.last_position": .stringConvertible(outcomes.last?.position ?? 0),
             ]
         )
-        if results.contains(where: { !$0.duplicate }) {
+        if outcomes.contains(where: { !$0.duplicate }) {
             appendSignal.signal()
         }
+    }
+
+    /// A generated request document as the interchange JSON the ledger's parsers read (the generated decoder
+    /// has checked it against the schema; the ledger's decoder applies the domain rules).
+    static func interchange(_ value: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try Array(encoder.encode(value))
     }
 
     /// `Batch.events` `maxItems` in Schemas/openapi.yaml.
@@ -117,28 +149,17 @@ extension LedgerAPI {
         }
     }
 
-    /// Refuses a time that is neither an RFC 3339 string nor a number of Unix seconds under 1e11, naming `field`
-    /// (Schemas/openapi.yaml `Time`).
+    /// Refuses a time that is neither an RFC 3339 string nor a number of Unix seconds, naming `field`
+    /// (Schemas/openapi.yaml `Time`; the one rule of `Instant(parsing:)`).
     static func checkTime(_ time: Components.Schemas.Time, field: String) throws {
         let valid: Bool
         switch time {
-        case .case1(let text): valid = TimeParameter.rfc3339(text) != nil
-        case .case2(let seconds): valid = seconds.isFinite && abs(seconds) < 1e11
+        case .case1(let text): valid = Instant(rfc3339: text) != nil
+        case .case2(let seconds): valid = seconds.isFinite && Instant(unixSeconds: JSONNumber(seconds)) != nil
         }
         guard valid else {
             throw APIError.badRequest(
                 "field '\(field)' is neither an RFC 3339 time string nor a number of Unix seconds", field: field)
         }
-    }
-
-    static func appended(_ result: AppendedEvent) -> Components.Schemas.Appended {
-        .init(
-            id: result.id, stream: result.stream, position: result.position, version: result.version,
-            duplicate: result.duplicate
-        )
-    }
-
-    static func batchResult(_ results: [AppendedEvent]) -> Components.Schemas.BatchResult {
-        .init(results: results.map(appended), lastPosition: results.map(\.position).max() ?? 0)
     }
 }

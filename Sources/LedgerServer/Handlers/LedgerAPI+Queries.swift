@@ -1,63 +1,58 @@
+import ActivityModel
 internal import Foundation
+import Ledger
 import ServiceLifecycle
 
 extension LedgerAPI {
     func getState(_ input: Operations.getState.Input) async throws -> Operations.getState.Output {
         let at = try TimeParameter.parse(input.query.at, name: "at")
-        let json = try await backend.stateJSON(app: Caller.app(), activity: input.path.activity, at: at)
-        return .ok(.init(body: .json(try Self.document(json))))
+        let state = try await ledger.state(activity: input.path.activity, at: at, app: Caller.app())
+        return .ok(.init(body: .json(.rendered(state.json))))
     }
 
     func getTimeline(_ input: Operations.getTimeline.Input) async throws -> Operations.getTimeline.Output {
         let from = try TimeParameter.parse(input.query.from, name: "from")
         let to = try TimeParameter.parse(input.query.to, name: "to")
         // `from` after `to` is an empty window (no entries), not an error: each is valid on its own.
-        let json = try await backend.timelineJSON(app: Caller.app(), activity: input.path.activity, from: from, to: to)
-        return .ok(.init(body: .json(try Self.document(json))))
+        let timeline = try await ledger.timeline(activity: input.path.activity, from: from, to: to, app: Caller.app())
+        return .ok(.init(body: .json(.rendered(timeline.json))))
     }
 
     func getActivityAudit(_ input: Operations.getActivityAudit.Input) async throws
         -> Operations.getActivityAudit.Output
     {
         let at = try TimeParameter.parse(input.query.at, name: "at")
-        let audit = try Self.document(
-            await backend.auditJSON(app: Caller.app(), activity: input.path.activity, at: at))
-        metrics.recordVerdicts(Self.verdicts(in: audit))
-        return .ok(.init(body: .json(audit)))
+        let audit = try await ledger.audit(activity: input.path.activity, at: at, app: Caller.app())
+        metrics.recordVerdicts(audit.deliveries.map(\.verdict.rawValue))
+        return .ok(.init(body: .json(.rendered(audit.json))))
     }
 
     func getUpdateAudit(_ input: Operations.getUpdateAudit.Input) async throws -> Operations.getUpdateAudit.Output {
         let at = try TimeParameter.parse(input.query.at, name: "at")
-        let audit = try Self.document(await backend.updateAuditJSON(app: Caller.app(), event: input.path.event, at: at))
-        metrics.recordVerdicts((audit["audits"]?.arrayValue ?? []).flatMap(Self.verdicts(in:)))
-        return .ok(.init(body: .json(audit)))
+        let audit = try await ledger.audit(update: input.path.event, at: at, app: Caller.app())
+        metrics.recordVerdicts(audit.deliveries.map(\.verdict.rawValue))
+        return .ok(.init(body: .json(.rendered(audit.json))))
     }
 
     func listActivities(_ input: Operations.listActivities.Input) async throws -> Operations.listActivities.Output {
         let query = input.query
-        let cursor = try query.cursor.map { text in
-            guard let cursor = PageCursor.decode(text) else {
-                throw APIError.invalidParameter(
-                    "cursor", "not a cursor this server returned; pass the previous page's nextCursor unchanged")
-            }
-            return cursor
+        if let cursor = query.cursor, PageCursor.decode(cursor) == nil {
+            throw APIError.invalidParameter(
+                "cursor", "not a cursor this server returned; pass the previous page's nextCursor unchanged")
         }
-        let activityQuery = ActivityQuery(
-            phase: query.phase?.rawValue,
+        let filter = ActivityFilter(
+            phase: query.phase.flatMap { Phase(rawValue: $0.rawValue) },
             installation: query.installation,
             attributesType: query.attributesType,
             token: query.token,
             channel: query.channel,
+            app: try Caller.app(),
             at: try TimeParameter.parse(query.at, name: "at"),
             limit: try Self.limit(query.limit, default: 100, max: 1000),
-            cursor: cursor
+            after: query.cursor
         )
-        var page = try Self.document(await backend.activitiesJSON(app: Caller.app(), query: activityQuery))
-        if case .object(var members) = page, case .string(let next)? = members["nextCursor"] {
-            members["nextCursor"] = .string(PageCursor.encode(next))
-            page = .object(members)
-        }
-        return .ok(.init(body: .json(page)))
+        let page = try await ledger.activities(filter)
+        return .ok(.init(body: .json(.rendered(page.json))))
     }
 
     func getFeed(_ input: Operations.getFeed.Input) async throws -> Operations.getFeed.Output {
@@ -72,20 +67,15 @@ extension LedgerAPI {
         // The server may hold requests for less than the client asked (a shorter poll is still correct).
         let heldFor = min(wait, configuration.maxFeedWaitSeconds)
         let deadline = ContinuousClock.now + .milliseconds(Int64(heldFor * 1000))
-        var page = try await backend.feed(app: app, after: after, limit: limit)
+        var page = try await ledger.feed(after: after, limit: limit, app: app)
         // Long-poll: wait for an append (signalled or polled) until the deadline. On graceful shutdown the server
         // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead.
         while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
             let remaining = deadline - ContinuousClock.now
             await appendSignal.wait(timeout: min(remaining, configuration.feedPollInterval))
-            page = try await backend.feed(app: app, after: after, limit: limit)
+            page = try await ledger.feed(after: after, limit: limit, app: app)
         }
-        let events = try page.events.map(Self.document)
-        return .ok(.init(body: .json(.init(events: events, lastPosition: max(page.lastPosition, after)))))
-    }
-
-    /// The `verdict` of each delivery of a SPEC audit document.
-    static func verdicts(in audit: JSONValue) -> [String] {
-        (audit["deliveries"]?.arrayValue ?? []).compactMap { $0["verdict"]?.stringValue }
+        page.lastPosition = max(page.lastPosition, after)
+        return .ok(.init(body: .json(.rendered(page.json))))
     }
 }

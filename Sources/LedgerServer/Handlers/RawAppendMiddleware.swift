@@ -1,5 +1,7 @@
+import ActivityModel
 import HTTPTypes
 import Hummingbird
+import Ledger
 import NIOCore
 
 /// Serves `POST /v1/events` and `POST /v1/batches` from the raw body: the ledger's JSON parser reads it
@@ -42,18 +44,11 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
             parsed = (request.uri.query ?? "").isEmpty ? RawAppendBody.batch(body) : nil
         }
         guard let parsed else { return try await next(request, context) }
-        let results = try await api.append(parsed, singleEvent: route == .event)
-        let document: ByteBuffer
-        switch route {
-        case .event:
-            guard let result = results.first else { throw APIError.badRequest("the ledger appended nothing") }
-            document = AppendResponse.appended(result)
-        case .batch:
-            document = AppendResponse.batch(results)
-        }
+        let outcomes = try await api.append(parsed, singleEvent: route == .event)
+        let document = route == .event ? outcomes[0].json : AppendOutcome.batchJSON(outcomes)
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: document)
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: document.compactBytes))
         )
     }
 

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Ledger
 import Metrics
 import Prometheus
 import Synchronization
@@ -32,7 +33,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Records one acknowledged append request of `results`, durable after `duration`.
-    func recordAppend(_ results: [AppendedEvent], duration: Duration) {
+    func recordAppend(_ results: [AppendOutcome], duration: Duration) {
         let duplicates = results.filter(\.duplicate).count
         appendedEvents.increment(by: results.count - duplicates)
         if duplicates > 0 { duplicateEvents.increment(by: duplicates) }

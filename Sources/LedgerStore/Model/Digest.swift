@@ -11,10 +11,13 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible, LosslessStrin
         self.hash = hash
     }
 
-    /// Parses `POSITION:HEX` (64 hex digits).
+    /// Parses `POSITION:HEX`: 1–18 decimal digits, a colon, 64 hex digits (the `digest` parameter's pattern in
+    /// Schemas/openapi.yaml; the CLI's `--digest` takes the same).
     public init?(_ description: String) {
         let parts = description.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let position = Int64(parts[0]), position >= 0,
+        guard parts.count == 2, (1...18).contains(parts[0].utf8.count),
+            parts[0].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let position = Int64(parts[0]),
             let hash = HexCoding.decode(parts[1]), hash.count == 32
         else { return nil }
         self.init(position: position, hash: hash)

@@ -5,11 +5,14 @@ import GRDB
 extension EventStore {
     /// The last position and its chain hash.
     public func digest() throws -> Digest {
-        try pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
-            else { return Digest(position: 0, hash: ChainHasher.genesis) }
-            return Digest(position: row["position"], hash: Array(row["hash"] as Data))
-        }
+        try pool.read { db in try digest(in: db) }
+    }
+
+    /// ``digest()`` as `db` sees the log.
+    public func digest(in db: Database) throws -> Digest {
+        guard let row = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+        else { return Digest(position: 0, hash: ChainHasher.genesis) }
+        return Digest(position: row["position"], hash: Array(row["hash"] as Data))
     }
 
     /// Recomputes the hash chain in one streaming pass and names the first bad position.
@@ -18,7 +21,14 @@ extension EventStore {
     /// proves the log up to that point is unchanged since the digest was taken.
     /// `progress` receives (rows checked, rows to check) now and then.
     public func verify(upTo digest: Digest? = nil, progress: ((Int64, Int64) -> Void)? = nil) throws -> VerifyReport {
-        try pool.read { db in
+        try pool.read { db in try verify(in: db, upTo: digest, progress: progress) }
+    }
+
+    /// ``verify(upTo:progress:)`` of the log as `db` sees it.
+    public func verify(
+        in db: Database, upTo digest: Digest? = nil, progress: ((Int64, Int64) -> Void)? = nil
+    ) throws -> VerifyReport {
+        do {
             let last = try lastPosition(in: db)
             let limit = min(digest?.position ?? last, last)
             var checker = ChainChecker()

@@ -39,7 +39,7 @@ struct Activities: AsyncParsableCommand {
     @Option(help: "At most this many (1…1000).")
     var limit: Int = 100
 
-    @Option(help: "Continue after this activity id (the `next` of a previous page).")
+    @Option(help: "Continue after a previous page: its nextCursor, as printed.")
     var after: String?
 
     func run() async throws {
@@ -54,7 +54,7 @@ struct Activities: AsyncParsableCommand {
                 return phase
             }
             let ledger = try options.openLedger(readOnly: true)
-            let page = try ledger.activities(ActivityFilter(
+            let page = try await ledger.activities(ActivityFilter(
                 phase: phase, installation: installation, attributesType: attributesType, token: token,
                 channel: channel, app: namespace.app, at: try at.map { try parseTime($0, option: "at") }, limit: limit, after: after
             ))

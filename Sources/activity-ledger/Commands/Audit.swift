@@ -36,10 +36,10 @@ struct Audit: AsyncParsableCommand {
             let ledger = try options.openLedger(readOnly: true)
             let asOf = try at.map { try parseTime($0, option: "at") }
             if let update {
-                let audit = try ledger.audit(update: update, at: asOf, app: namespace.app)
+                let audit = try await ledger.audit(update: update, at: asOf, app: namespace.app)
                 if options.json { printJSON(audit.json) } else { print(AuditText.render(audit.deliveries, title: "update \(update)")) }
             } else if let activity {
-                let audit = try ledger.audit(activity: activity, at: asOf, app: namespace.app)
+                let audit = try await ledger.audit(activity: activity, at: asOf, app: namespace.app)
                 if options.json { printJSON(audit.json) } else { print(AuditText.render(audit.deliveries, title: activity)) }
             }
         }

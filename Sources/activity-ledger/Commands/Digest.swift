@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Ledger
 import LedgerStore
 
 struct Digest: AsyncParsableCommand {
@@ -19,16 +20,10 @@ struct Digest: AsyncParsableCommand {
         try await runReporting(db: options.db) {
             let digest = try options.openStore().digest()
             if options.json {
-                print(try StoreAccess.json(DigestJSON(position: digest.position, hash: digest.hex, digest: digest.description)))
+                printJSON(digest.json)
             } else {
                 print(digest.description)
             }
         }
     }
-}
-
-struct DigestJSON: Encodable {
-    var position: Int64
-    var hash: String
-    var digest: String
 }

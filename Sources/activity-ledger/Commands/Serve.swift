@@ -87,7 +87,6 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw reportFailure(error, db: db)
         }
-        let backend = LedgerAdapter(ledger: ledger)
         let configuration = LedgerServerConfiguration(
             host: host, port: port, maxBodyBytes: maxBodyBytes, maxFeedWaitSeconds: maxFeedWait
         )
@@ -96,7 +95,7 @@ struct Serve: AsyncParsableCommand {
         // The store drains in the group: the HTTP server (added last) stops first and lets in-flight requests
         // finish, then the store refuses later appends and waits for queued ones to commit.
         try await LedgerServerApp.run(
-            configuration: served, backend: backend, keys: keys, services: [ledger.store], logger: logger
+            configuration: served, ledger: ledger, keys: keys, services: [ledger.store], logger: logger
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
             var lines = [

@@ -28,7 +28,7 @@ struct State: AsyncParsableCommand {
         try await runReporting(db: options.db) {
             let ledger = try options.openLedger(readOnly: true)
             let asOf = try at.map { try parseTime($0, option: "at") }
-            let state = try ledger.state(activity: activity, at: asOf, app: namespace.app)
+            let state = try await ledger.state(activity: activity, at: asOf, app: namespace.app)
             if options.json {
                 printJSON(state.json)
             } else {

@@ -33,11 +33,11 @@ struct Timeline: AsyncParsableCommand {
                 throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
             }
             let ledger = try options.openLedger(readOnly: true)
-            let entries = try ledger.timeline(activity: activity, from: from, to: to, app: namespace.app)
+            let timeline = try await ledger.timeline(activity: activity, from: from, to: to, app: namespace.app)
             if options.json {
-                printJSON(["activity": .string(activity), "entries": .array(entries.map(\.json))])
+                printJSON(timeline.json)
             } else {
-                print(TimelineText.render(entries))
+                print(TimelineText.render(timeline.entries))
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Ledger
 import LedgerStore
 
 struct Verify: AsyncParsableCommand {
@@ -32,9 +33,7 @@ struct Verify: AsyncParsableCommand {
             let report = try store.verify(upTo: expected) { done, total in progress.update(done, of: total) }
             progress.finish()
             if options.json {
-                print(try StoreAccess.json(VerifyJSON(
-                    ok: report.ok, checked: report.checked, digest: report.lastGood.description,
-                    firstBadPosition: report.firstBadPosition, reason: report.reason)))
+                printJSON(report.json)
             } else if report.ok {
                 print("ok: \(report.checked) events verified, digest \(report.lastGood)")
             } else {
@@ -48,24 +47,5 @@ struct Verify: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
-    }
-}
-
-struct VerifyJSON: Encodable {
-    var ok: Bool
-    var checked: Int64
-    var digest: String
-    var firstBadPosition: Int64?
-    var reason: String?
-
-    enum CodingKeys: CodingKey { case ok, checked, digest, firstBadPosition, reason }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(ok, forKey: .ok)
-        try container.encode(checked, forKey: .checked)
-        try container.encode(digest, forKey: .digest)
-        try container.encode(firstBadPosition, forKey: .firstBadPosition)  // null when ok
-        try container.encode(reason, forKey: .reason)
     }
 }

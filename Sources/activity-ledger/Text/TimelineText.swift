@@ -46,7 +46,7 @@ enum ActivitiesText {
             )
         }
         var text = "\(page.activities.count) activities as of \(page.asOf.rfc3339)\n" + table.rendered
-        if let next = page.next { text += "\nmore: --after \(next)" }
+        if let next = page.nextCursor { text += "\nmore: --after \(next)" }
         return text
     }
 }

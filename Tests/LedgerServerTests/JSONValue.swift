@@ -1,11 +1,9 @@
-public import Foundation
+import Foundation
 
 /// Any JSON value, kept as it was written.
 ///
-/// Responses in the SPEC §7 shapes arrive from the ledger as encoded JSON; they pass through the generated
-/// OpenAPI types as `JSONValue` (see openapi-generator-config.yaml) so that `null` members and fields the
-/// ledger adds later reach the client unchanged.
-public enum JSONValue: Sendable, Hashable {
+/// Responses as the tests read them: decoded with Foundation, independently of the ledger's own JSON code.
+enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -15,24 +13,24 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// Decodes one JSON document.
-    public init(json: some DataProtocol) throws {
+    init(json: some DataProtocol) throws {
         self = try JSONDecoder().decode(JSONValue.self, from: Data(json))
     }
 
     /// The member `key` of an object, or nil.
-    public subscript(key: String) -> JSONValue? {
+    subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 
     /// The value as a string, when it is one.
-    public var stringValue: String? {
+    var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The value as an integer, when it is one.
-    public var intValue: Int64? {
+    var intValue: Int64? {
         switch self {
         case .int(let value): value
         case .double(let value) where value.rounded() == value && abs(value) < 9e15: Int64(value)
@@ -41,13 +39,13 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// The elements of an array, or nil.
-    public var arrayValue: [JSONValue]? {
+    var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }
         return nil
     }
 
     /// Compact UTF-8 JSON.
-    public func encoded() throws -> Data {
+    func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
@@ -55,7 +53,7 @@ public enum JSONValue: Sendable, Hashable {
 }
 
 extension JSONValue: Codable {
-    public init(from decoder: any Decoder) throws {
+    init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -74,7 +72,7 @@ extension JSONValue: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()

@@ -1,39 +1,35 @@
 import ActivityModel
-internal import Foundation
 import Ledger
 
 /// SPEC §2 refuses "a payload over the configured size limit" on every way in. `import` refuses a line over
 /// the ledger's `maxEventBytes`; HTTP appends refuse an event whose compact JSON is over the same limit, so that
 /// nothing the server accepts is refused when its export is imported again.
-extension LedgerAdapter {
-    /// Refuses the first event (index in request order) over the limit, as a 422 naming it.
-    static func checkSizes(_ events: [Data], limit: Int) throws {
+extension LedgerAPI {
+    /// Refuses the first event (index in request order) over the limit, naming it (422).
+    static func checkSizes(_ events: [[UInt8]], limit: Int) throws {
         for (index, event) in events.enumerated() where event.count > limit {
             throw oversize(index: index, bytes: event.count, limit: limit)
         }
     }
 
-    static func checkSizes(_ events: [ActivityModel.JSONValue], limit: Int) throws {
+    static func checkSizes(_ events: [JSONValue], limit: Int) throws {
         for (index, event) in events.enumerated() {
             // The unescaped length is a cheap lower bound; escapes can at most sextuple it (`\u00XX`), so only
             // an event that might be over the limit is written out to measure it.
             guard lowerBound(event) > limit / 6 else { continue }
-            var writer = JSONWriter()
-            writer.write(event)
-            if writer.bytes.count > limit {
-                throw oversize(index: index, bytes: writer.bytes.count, limit: limit)
-            }
+            let bytes = event.compactBytes.count
+            if bytes > limit { throw oversize(index: index, bytes: bytes, limit: limit) }
         }
     }
 
-    private static func oversize(index: Int, bytes: Int, limit: Int) -> LedgerBackendError {
-        .invalidEvent(
-            index: index, field: nil,
-            message: "the event is \(bytes) bytes, over the limit of \(limit) bytes per event")
+    private static func oversize(index: Int, bytes: Int, limit: Int) -> LedgerError {
+        LedgerError(
+            .badInput, "the event is \(bytes) bytes, over the limit of \(limit) bytes per event",
+            field: "events[\(index)]")
     }
 
     /// Bytes of `value`'s compact JSON not counting escapes.
-    private static func lowerBound(_ value: ActivityModel.JSONValue) -> Int {
+    private static func lowerBound(_ value: JSONValue) -> Int {
         switch value {
         case .null: 4
         case .bool(let flag): flag ? 4 : 5

@@ -1,13 +1,14 @@
-internal import Foundation
+import Foundation
 
-/// The activity list's `cursor` as clients see it: the backend's own cursor and a checksum of it, in base64url.
+/// The activity list's cursor as clients see it (`nextCursor`, the CLI's `--after`, HTTP's `cursor`): the last
+/// activity id of the page and a checksum of it, in base64url.
 ///
-/// The backend's cursor is the last activity id of the page, so any string "worked": a typo silently started at
-/// some other place in the list. A cursor the server did not hand out now fails its checksum and is refused with
-/// 400 `cursor`. The checksum is not a secret: a cursor only says where a list resumes, within the caller's app.
-enum PageCursor {
-    /// The cursor to send for the backend's `next`.
-    static func encode(_ next: String) -> String {
+/// A bare activity id would "work" whatever it is: a typo silently started at some other place in the list. A
+/// cursor the ledger did not hand out fails its checksum and is refused (exit 2 / 400 naming `cursor`). The
+/// checksum is not a secret: a cursor only says where a list resumes, within the caller's app.
+public enum PageCursor {
+    /// The cursor to hand out for a page ending at activity `next`.
+    public static func encode(_ next: String) -> String {
         var bytes = Array(next.utf8)
         withUnsafeBytes(of: checksum(bytes).bigEndian) { bytes.append(contentsOf: $0) }
         return Data(bytes).base64EncodedString()
@@ -16,8 +17,8 @@ enum PageCursor {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// The backend's cursor inside `text`, or nil when `text` is not a cursor ``encode(_:)`` made.
-    static func decode(_ text: String) -> String? {
+    /// The activity id inside `text`, or nil when `text` is not a cursor ``encode(_:)`` made.
+    public static func decode(_ text: String) -> String? {
         guard !text.isEmpty, text.utf8.count <= 4096,
             text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || isAlphanumeric($0) })
         else { return nil }

@@ -1,0 +1,44 @@
+import ActivityModel
+import GRDB
+import LedgerStore
+
+extension Ledger {
+    /// Recomputes the hash chain (SPEC §6) and names the first bad position; with `digest`, also proves the log
+    /// up to that digest unchanged. `progress` receives (rows checked, rows to check) now and then.
+    public func verify(
+        upTo digest: Digest? = nil, progress: (@Sendable (Int64, Int64) -> Void)? = nil
+    ) async throws -> VerifyReport {
+        try await read { db in try self.store.verify(in: db, upTo: digest, progress: progress) }
+    }
+
+    /// The chain head: the last position and its hash.
+    public func digest() async throws -> Digest {
+        try await read { db in try self.store.digest(in: db) }
+    }
+
+    /// The highest position written (0 when empty).
+    public func lastPosition() async throws -> Int64 {
+        try await read { db in try self.store.lastPosition(in: db) }
+    }
+}
+
+extension VerifyReport {
+    /// `verify --json` and `GET /v1/verify`: `{"ok", "checked", "firstBadPosition", "reason", "message",
+    /// "digest"}`; `message` repeats `reason` under the name the HTTP API first published.
+    public var json: JSONValue {
+        let reason: JSONValue = reason.map(JSONValue.string) ?? .null
+        return .object([
+            "ok": .bool(ok), "checked": .int(checked),
+            "firstBadPosition": firstBadPosition.map { .int($0) } ?? .null,
+            "reason": reason, "message": reason, "digest": .string(lastGood.description),
+        ])
+    }
+}
+
+extension Digest {
+    /// `digest --json` and `GET /v1/digest`: `{"position", "hash", "digest"}` (`digest` is `POSITION:HEX`, what
+    /// `verify --digest` takes).
+    public var json: JSONValue {
+        .object(["position": .int(position), "hash": .string(hex), "digest": .string(description)])
+    }
+}
