@@ -13,14 +13,12 @@ enum Exit {
     static let storage: Int32 = 4
 }
 
-/// Runs a command body: a failure becomes one line on stderr and its exit code. A LedgerError exits with its
-/// code's; anything else that is not ArgumentParser's own (usage, exit codes) is a storage failure: exit 4, the
-/// file named.
+/// Runs a command body: a failure becomes one line on stderr and its exit code (``reportFailure(_:db:)``, the one
+/// place a ``LedgerError`` code becomes an exit code). Anything else that is not ArgumentParser's own (usage,
+/// exit codes) is a storage failure: exit 4, the file named.
 func runReporting(db: String? = nil, _ body: () async throws -> Void) async throws {
     do {
         try await body()
-    } catch let failure as CommandFailure {
-        throw CommandFailure.exit(failure)
     } catch let exit as ExitCode {
         throw exit
     } catch let exit as CleanExit {

@@ -6,12 +6,15 @@ import LedgerTesting
 import Glibc
 #endif
 
-/// Drives the release `activity-ledger serve` over loopback (SPEC §8: batches of 100 ≥ 300k events/s; single
-/// events ≥ 30k/s with p99 ≤ 20 ms, durable) and reports the server's peak RSS. Baseline in the same run:
-/// the same number of requests over the same connections against `GET /health` (HTTP stack, no ledger).
+/// Drives the release `activity-ledger serve` over loopback and reports the server's peak RSS, each figure beside
+/// what a user could pick instead, measured in the same run (SPEC §8):
+/// - `GET /health` beside a bare Hummingbird GET route (``BareServer``, its own process, same setup);
+/// - durable single events beside the bare Hummingbird POST route fed the same bodies (target ≥ 0.8×, p99 ≤ 20 ms);
+/// - durable batches of 100 beside `activity-ledger import` of the same events into a new file (target ≥ 1.0×).
 struct HTTPBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "http", abstract: "HTTP append throughput and latency of the real server, beside /health.")
+        commandName: "http",
+        abstract: "HTTP append throughput and latency of the real server, beside a bare Hummingbird server and the CLI import.")
 
     @Option(help: "Events appended in batches.") var events = 100_000
     @Option(help: "Events per batch request.") var batch = 100
@@ -35,10 +38,19 @@ struct HTTPBenchmark: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let db = work + "/ledger.sqlite"
         let key = try Self.output(binary, ["keys", "create", "--app", "com.example.bench", "--scope", "ingest", "--db", db])
-        let (process, port) = try Self.serve(binary, db: db, durability: durability, work: work)
+        let (process, port) = try Self.start(
+            binary,
+            ["serve", "--db", db, "--port", "0", "--durability", durability, "--max-body-bytes", "16777216"],
+            output: work + "/serve.out")
         defer {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
+        }
+        let bench = URL(fileURLWithPath: CommandLine.arguments[0]).path
+        let (bare, barePort) = try Self.start(bench, ["bare-server", "--port", "0"], output: work + "/bare.out")
+        defer {
+            kill(bare.processIdentifier, SIGTERM)
+            bare.waitUntilExit()
         }
 
         var lines = Array(CorpusGenerator(seed: 8, activities: (events + singles) / 25 + 1, eventsPerActivity: 25).lines())
@@ -59,13 +71,34 @@ struct HTTPBenchmark: AsyncParsableCommand {
         let health = [[UInt8]](repeating: LoopbackHTTPClient.request("GET", "/health", key: nil), count: singles)
 
         print("activity-ledger serve on 127.0.0.1:\(port), durability \(durability), \(lines[0].utf8.count)-byte first event")
-        let baseline = try LoadRun.drive(port: port, requests: health, connections: connections)
-        print(baseline.report("GET /health (baseline)", events: health.count, connections: connections))
+        let bareGet = try LoadRun.drive(port: barePort, requests: health, connections: connections)
+        print(bareGet.report("bare Hummingbird GET", events: health.count, connections: connections))
+        let ourHealth = try LoadRun.drive(port: port, requests: health, connections: connections)
+        print(ourHealth.report("GET /health", events: health.count, connections: connections))
+        let barePost = try LoadRun.drive(port: barePort, requests: singleRequests, connections: connections)
+        print(barePost.report("bare Hummingbird POST", events: singles, connections: connections))
+        let single = try LoadRun.drive(port: port, requests: singleRequests, connections: connections)
+        print(single.report("POST /v1/events (durable)", events: singles, connections: connections))
         let batched = try LoadRun.drive(port: port, requests: batches, connections: batchConnections)
         print(batched.report("POST /v1/batches ×\(batch)", events: events, connections: batchConnections))
-        let single = try LoadRun.drive(port: port, requests: singleRequests, connections: connections)
-        print(single.report("POST /v1/events", events: singles, connections: connections))
+        let importSeconds = try Self.timeImport(binary, lines: lines[0..<events], work: work)
+        print("activity-ledger import".padding(toLength: 28, withPad: " ", startingAt: 0) + String(
+            format: "%6d events, one process:  %9.0f events/s  %.1f s", events, Double(events) / importSeconds,
+            importSeconds))
         print(String(format: "server peak RSS (VmHWM): %.0f MiB", Self.peakRSSMiB(of: process.processIdentifier) ?? -1))
+        print(String(
+            format: "GET /health / bare GET %.2fx; durable singles / bare POST %.2fx (target ≥ 0.8x), p99 %.1f ms (target ≤ 20 ms); batches / import %.2fx (target ≥ 1.0x)",
+            ourHealth.requestsPerSecond / bareGet.requestsPerSecond, single.requestsPerSecond / barePost.requestsPerSecond,
+            single.percentile(0.99), (Double(events) / batched.seconds) / (Double(events) / importSeconds)))
+    }
+
+    /// Seconds `activity-ledger import` takes, as a whole process, to import `lines` into a new file.
+    static func timeImport(_ binary: String, lines: ArraySlice<String>, work: String) throws -> Double {
+        let file = work + "/import.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let start = DispatchTime.now().uptimeNanoseconds
+        _ = try output(binary, ["import", file, "--db", work + "/import.sqlite"])
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
     static func output(_ binary: String, _ arguments: [String]) throws -> String {
@@ -82,13 +115,12 @@ struct HTTPBenchmark: AsyncParsableCommand {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Starts the server on a free port and waits for the line that says where it listens.
-    static func serve(_ binary: String, db: String, durability: String, work: String) throws -> (Process, Int) {
-        let out = work + "/serve.out"
+    /// Starts a server (`serve`, or the bare one) on a free port and waits for the line that says where it listens.
+    static func start(_ binary: String, _ arguments: [String], output out: String) throws -> (Process, Int) {
         FileManager.default.createFile(atPath: out, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--db", db, "--port", "0", "--durability", durability, "--max-body-bytes", "16777216"]
+        process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 }
         try process.run()
@@ -99,11 +131,13 @@ struct HTTPBenchmark: AsyncParsableCommand {
             {
                 return (process, port)
             }
-            guard process.isRunning else { throw ValidationError("serve exited with \(process.terminationStatus)") }
+            guard process.isRunning else {
+                throw ValidationError("\(arguments[0]) exited with \(process.terminationStatus)")
+            }
             usleep(50_000)
         }
         process.terminate()
-        throw ValidationError("serve did not report its port")
+        throw ValidationError("\(arguments[0]) did not report its port")
     }
 
     static func peakRSSMiB(of pid: Int32) -> Double? {
@@ -121,6 +155,8 @@ struct LoadRun {
     var latencies: [Double]
     var failures: Int
     var firstFailure: String?
+
+    var requestsPerSecond: Double { Double(latencies.count) / seconds }
 
     func percentile(_ p: Double) -> Double {
         guard !latencies.isEmpty else { return .nan }

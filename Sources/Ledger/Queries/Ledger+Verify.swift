@@ -17,8 +17,17 @@ extension Ledger {
     }
 
     /// The highest position written (0 when empty).
+    ///
+    /// One indexed read (`max(position)`), done on the caller's thread: the hop to a reader queue and back costs
+    /// more than the read (measured: `/health`, which asks this on every request, served 25–40 % fewer requests
+    /// per second through ``read(_:)``; BENCHMARKS.md). A WAL reader never waits for a writer, so this does not
+    /// block beyond the read itself.
     public func lastPosition() async throws -> Int64 {
-        try await read { db in try self.store.lastPosition(in: db) }
+        do {
+            return try store.lastPosition()
+        } catch {
+            throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
+        }
     }
 }
 

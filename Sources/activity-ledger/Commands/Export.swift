@@ -66,7 +66,7 @@ final class LineSink {
     init(path: String?) throws {
         if let path {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw CommandFailure("cannot create \(path)")
+                throw LedgerError(.storage, "cannot create \(path)", field: "out")
             }
             handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
             ownsHandle = true

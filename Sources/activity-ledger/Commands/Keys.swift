@@ -99,7 +99,7 @@ struct Keys: AsyncParsableCommand {
         func run() async throws {
             guard try options.openKeys().revoke(id: id) else {
                 // Not found (exit 1), not a usage error.
-                throw CommandFailure.exit(CommandFailure("no active API key with id '\(id)'", code: Exit.notFound))
+                throw reportFailure(LedgerError(.notFound, "no active API key with id '\(id)'", field: "id"), db: nil)
             }
             print("revoked \(id)")
         }

@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Foundation
 import LedgerStore
@@ -17,7 +18,7 @@ struct Stats: AsyncParsableCommand {
         try await runReporting(db: options.db) {
             let stats = try options.openStore().stats()
             if options.json {
-                print(try StoreAccess.json(StatsJSON(stats)))
+                printJSON(stats.json)
                 return
             }
             print("events:            \(stats.events)")
@@ -34,30 +35,21 @@ struct Stats: AsyncParsableCommand {
     }
 }
 
-struct StatsJSON: Encodable {
-    struct Dictionary: Encodable {
-        var id: Int64
-        var bytes: Int
-        var firstPosition: Int64
-    }
-
-    var events: Int64
-    var streams: Int64
-    var fileBytes: Int64
-    var bytesPerEvent: Double
-    var payloadBytes: Int64
-    var storedPayloadBytes: Int64
-    var compressionRatio: Double
-    var dictionaries: [Dictionary]
-
-    init(_ stats: StoreStats) {
-        events = stats.events
-        streams = stats.streams
-        fileBytes = stats.fileBytes
-        bytesPerEvent = (stats.bytesPerEvent * 10).rounded() / 10
-        payloadBytes = stats.payloadBytes
-        storedPayloadBytes = stats.storedPayloadBytes
-        compressionRatio = (stats.compressionRatio * 100).rounded() / 100
-        dictionaries = stats.dictionaries.map { .init(id: $0.id, bytes: $0.bytes, firstPosition: $0.firstPosition) }
+extension StoreStats {
+    /// `stats --json`: `{"events", "streams", "fileBytes", "bytesPerEvent", "payloadBytes", "storedPayloadBytes",
+    /// "compressionRatio", "dictionaries": [{"id", "bytes", "firstPosition"}]}`, written by ActivityModel's writer.
+    var json: JSONValue {
+        .object([
+            "events": .int(events), "streams": .int(streams), "fileBytes": .int(fileBytes),
+            "bytesPerEvent": .double((bytesPerEvent * 10).rounded() / 10), "payloadBytes": .int(payloadBytes),
+            "storedPayloadBytes": .int(storedPayloadBytes),
+            "compressionRatio": .double((compressionRatio * 100).rounded() / 100),
+            "dictionaries": .array(dictionaries.map { dictionary in
+                .object([
+                    "id": .int(dictionary.id), "bytes": .int(Int64(dictionary.bytes)),
+                    "firstPosition": .int(dictionary.firstPosition),
+                ])
+            }),
+        ])
     }
 }

@@ -24,7 +24,7 @@ struct Verify: AsyncParsableCommand {
             var expected: LedgerStore.Digest?
             if let digest {
                 guard let parsed = LedgerStore.Digest(digest) else {
-                    throw CommandFailure("--digest '\(digest)' is not POSITION:HEX (64 hex digits)", code: Exit.badInput)
+                    throw LedgerError(.badInput, "--digest '\(digest)' is not POSITION:HEX (64 hex digits)", field: "digest")
                 }
                 expected = parsed
             }
