@@ -42,9 +42,9 @@ struct NightlyScan {
         self.run = run
         self.foldAll = foldAll
         self.app = app
-        let pool = ledger.store.pool
         activities = SortedCursor { after in
-            try pool.read { db in try Self.page(db, after: after?.activity, app: app) }
+            let activity = after?.activity
+            return try await ledger.read { db in try Self.page(db, after: activity, app: app) }
         }
         truth = SortedCursor { after in try spool.page(after: after?.activity) }
     }
@@ -52,11 +52,11 @@ struct NightlyScan {
     /// The entries of the next ledger page (and of the truth items that fall before it), or nil when done.
     mutating func next() async throws -> [NightlyEntry]? {
         guard !finished else { return nil }
-        let page = try activities.takePage()
+        let page = try await activities.takePage()
         var entries: [NightlyEntry] = []
         guard !page.isEmpty else {
             // Truth items after the last activity: none of them has one.
-            while let item = try truth.peek() {
+            while let item = try await truth.peek() {
                 entries.append(missing(item))
                 truth.advance()
                 if entries.count == Self.pageSize { return entries }
@@ -68,12 +68,12 @@ struct NightlyScan {
         let t = at.milliseconds
         var candidates: [Candidate] = []
         for row in page {
-            while let item = try truth.peek(), Self.precedes(item.activity, row.activity) {
+            while let item = try await truth.peek(), Self.precedes(item.activity, row.activity) {
                 entries.append(missing(item))
                 truth.advance()
             }
             var match: TruthSpool.Row?
-            if let item = try truth.peek(), item.activity == row.activity {
+            if let item = try await truth.peek(), item.activity == row.activity {
                 match = item
                 truth.advance()
             }
@@ -108,10 +108,10 @@ struct NightlyScan {
         let chunks = stride(from: 0, to: candidates.count, by: chunkSize).map {
             Array(candidates[$0..<min($0 + chunkSize, candidates.count)])
         }
-        if chunks.count == 1 { return try Self.judge(chunks[0], ledger: ledger, at: at, run: run, app: app) }
+        if chunks.count == 1 { return try await Self.judge(chunks[0], ledger: ledger, at: at, run: run, app: app) }
         return try await withThrowingTaskGroup(of: (Int, [NightlyEntry]).self) { group in
             for (index, chunk) in chunks.enumerated() {
-                group.addTask { [app] in (index, try Self.judge(chunk, ledger: ledger, at: at, run: run, app: app)) }
+                group.addTask { [app] in (index, try await Self.judge(chunk, ledger: ledger, at: at, run: run, app: app)) }
             }
             var results = [[NightlyEntry]](repeating: [], count: chunks.count)
             for try await (index, entries) in group { results[index] = entries }
@@ -121,10 +121,10 @@ struct NightlyScan {
 
     static let parallelism = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
 
-    private static func judge(_ candidates: [Candidate], ledger: Ledger, at: Instant, run: String, app: String?) throws
-        -> [NightlyEntry]
+    private static func judge(_ candidates: [Candidate], ledger: Ledger, at: Instant, run: String, app: String?)
+        async throws -> [NightlyEntry]
     {
-        let histories = try ledger.store.pool.read { db in
+        let histories = try await ledger.read { db in
             try candidates.map { try ledger.relevantEvents(db, key: Ledger.key($0.row.activity, app: app)).map(\.positioned) }
         }
         var entries: [NightlyEntry] = []

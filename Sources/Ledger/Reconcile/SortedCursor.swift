@@ -1,20 +1,21 @@
 /// Walks a sorted source a page at a time: `peek` the current element, `advance` past it. Memory is one page.
+/// Pages are fetched asynchronously (the ledger's through GRDB's async reads, off Swift's cooperative threads).
 struct SortedCursor<Element> {
-    private let fetch: (_ after: Element?) throws -> [Element]
+    private let fetch: (_ after: Element?) async throws -> [Element]
     private var page: [Element] = []
     private var index = 0
     private var exhausted = false
     private var last: Element?
 
     /// `fetch(after)` returns the next page after the given element (nil: from the start); an empty page ends.
-    init(fetch: @escaping (_ after: Element?) throws -> [Element]) {
+    init(fetch: @escaping (_ after: Element?) async throws -> [Element]) {
         self.fetch = fetch
     }
 
-    mutating func peek() throws -> Element? {
+    mutating func peek() async throws -> Element? {
         if index < page.count { return page[index] }
         guard !exhausted else { return nil }
-        page = try fetch(last)
+        page = try await fetch(last)
         index = 0
         if page.isEmpty {
             exhausted = true
@@ -27,8 +28,8 @@ struct SortedCursor<Element> {
     mutating func advance() { index += 1 }
 
     /// The rest of the current page, consumed (for batch work on the ledger side).
-    mutating func takePage() throws -> [Element] {
-        guard try peek() != nil else { return [] }
+    mutating func takePage() async throws -> [Element] {
+        guard try await peek() != nil else { return [] }
         let rest = Array(page[index...])
         index = page.count
         return rest
