@@ -100,8 +100,8 @@ public enum LedgerServerApp: Sendable {
             // Innermost, so that it runs behind everything above; routes take the middleware added before them.
             router.add(middleware: RawAppendMiddleware(api: api, maxBodyBytes: configuration.maxBodyBytes))
         }
-        // Compact JSON, `/` unescaped, for what the generated layer still writes itself (`/health`); the ledger's
-        // answers are the bytes it rendered (RenderedDocument).
+        // Compact JSON, `/` unescaped, for what the generated layer still writes itself (errors it raises); the
+        // ledger's answers are the bytes it rendered (RenderedDocument).
         try api.registerHandlers(
             on: RecordingServerTransport(base: router, routes: declared),
             configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),

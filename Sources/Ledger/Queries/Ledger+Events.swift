@@ -2,6 +2,7 @@ import ActivityModel
 import Foundation
 import GRDB
 import LedgerStore
+import NIOPosix
 import Logging
 
 /// One stored event, decoded, with what the log knows about it.
@@ -82,6 +83,15 @@ extension Ledger {
         Namespaced.qualify(id, app: app ?? "")
     }
 
+    /// The threads ledger reads block on, process-wide (like `NIOThreadPool.singleton`, never shut down). Fewer
+    /// than the pool's 5 reader connections, so a synchronous read elsewhere (an API key, the head position)
+    /// always finds a free reader however many slow queries are queued.
+    static let readThreads: NIOThreadPool = {
+        let threads = NIOThreadPool(numberOfThreads: 4)
+        threads.start()
+        return threads
+    }()
+
     static func logged(_ recorded: RecordedEvent) throws -> LoggedEvent {
         LoggedEvent(
             position: recorded.position, version: recorded.version,
@@ -102,12 +112,18 @@ extension Ledger {
         return try Self.logged(recorded)
     }
 
-    /// Runs `query` in one read transaction on one of GRDB's reader connections, off Swift's cooperative pool
-    /// (its queue, not a cooperative thread, blocks on SQLite), so every answer is one consistent snapshot.
-    /// SQLite failures become ``LedgerError/Code-swift.struct/storage`` errors naming the file, keeping the cause.
+    /// Runs `query` in one read transaction on one of the pool's reader connections (so every answer is one
+    /// consistent snapshot), on ``readThreads``: never on one of Swift's cooperative threads, which every HTTP
+    /// handler needs too. SQLite failures become storage errors naming the file, keeping the cause.
+    ///
+    /// Not GRDB's async `read`: it hands the reader back only once the awaiting task runs again on a cooperative
+    /// thread, so when every cooperative thread was itself waiting for a reader (an API key checked with a
+    /// synchronous read while 64 queries were in flight) nothing ran and the server stopped answering
+    /// (`ConcurrentReadTests`). Here the thread that took the reader gives it back.
     func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let pool = store.pool
         do {
-            return try await store.pool.read(query)
+            return try await Self.readThreads.runIfActive { try pool.read(query) }
         } catch let error as LedgerError {
             throw error
         } catch {

@@ -1,3 +1,4 @@
+import ActivityModel
 internal import Foundation
 import Ledger
 import Logging
@@ -15,7 +16,7 @@ struct LedgerAPI: APIProtocol {
 
     func getHealth(_ input: Operations.getHealth.Input) async throws -> Operations.getHealth.Output {
         let position = try await ledger.lastPosition()
-        return .ok(.init(body: .json(.init(status: .ok, lastPosition: position))))
+        return .ok(.init(body: .json(.rendered(["status": "ok", "lastPosition": .int(position)]))))
     }
 
     func getMetrics(_ input: Operations.getMetrics.Input) async throws -> Operations.getMetrics.Output {

@@ -49,10 +49,8 @@ struct RenderedDocumentMiddleware: ServerMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        // The two operations whose answers the generated layer writes itself skip the slot (and its allocation).
-        if operationID == "getHealth" || operationID == "getMetrics" {
-            return try await next(request, body, metadata)
-        }
+        // `/metrics` answers plain text itself: no slot (and no allocation) for it.
+        if operationID == "getMetrics" { return try await next(request, body, metadata) }
         let slot = RenderedDocument.Slot()
         var (response, responseBody) = try await RenderedDocument.$current.withValue(slot) {
             try await next(request, body, metadata)

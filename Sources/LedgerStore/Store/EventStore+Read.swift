@@ -74,8 +74,11 @@ extension EventStore {
     }
 
     /// Position of the last event (0 for an empty log).
+    ///
+    /// One statement, which SQLite runs in its own read transaction: no explicit `BEGIN`/`COMMIT` around it
+    /// (`unsafeRead`), which `/health` asks on every request.
     public func lastPosition() throws -> Int64 {
-        try pool.read { db in try lastPosition(in: db) }
+        try pool.unsafeRead { db in try lastPosition(in: db) }
     }
 
     /// Position of the last event as seen by `db` (0 for an empty log).
