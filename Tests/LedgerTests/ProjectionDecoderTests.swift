@@ -118,9 +118,11 @@ struct ProjectionDecoderTests {
         let at: Int64 = 1_795_000_000_000
         let event = LedgerEvent(
             id: "bad-1", stream: .activity("A-bad"), at: Instant(milliseconds: at), data: .dismiss(DismissData(by: .user)))
-        temp.ledger.projector.handOver([event], app: "")
-        let stored = NewEvent(id: "bad-1", stream: "activity:A-bad", type: "dismiss", at: at, payload: Array(payload.utf8))
-        let result = try await temp.ledger.store.append(AppendBatch(events: [stored]))
+        var stored = [
+            NewEvent(id: "bad-1", stream: "activity:A-bad", type: "dismiss", at: at, payload: Array(payload.utf8))
+        ]
+        temp.ledger.projector.attach([event], app: "", to: &stored)
+        let result = try await temp.ledger.store.append(AppendBatch(events: stored))
         let position = try #require(result.positions.first)
         let before = try ProjectionEquivalenceTests.dump(temp.ledger).filter { !$0.contains("A-bad") }
         let summary = try await temp.ledger.rebuild()

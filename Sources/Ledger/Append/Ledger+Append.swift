@@ -60,14 +60,12 @@ extension Ledger {
         }
         let qualifiedExpected = Dictionary(
             expected.map { (Namespaced.qualify($0.key, app: app), $0.value) }, uniquingKeysWith: { first, _ in first })
-        let batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
-        projector.handOver(events, app: app)
+        var batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
+        projector.attach(events, app: app, to: &batch.events)
         do {
             let result = try await store.append(batch)
-            projector.withdraw(events, app: app)
             return Self.outcomes(events, result)
         } catch {
-            projector.withdraw(events, app: app)
             throw Self.translate(error)
         }
     }
