@@ -32,10 +32,13 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
         ),
+        // Hex, UUID and JSON string spellings, below both ActivityModel and LedgerStore (Sources/Formats/Hex.swift).
+        .target(name: "Formats"),
         .target(
             name: "LedgerStore",
             dependencies: [
                 "CZstd",
+                "Formats",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -46,6 +49,7 @@ let package = Package(
         .target(
             name: "ActivityModel",
             dependencies: [
+                "Formats",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -54,6 +58,7 @@ let package = Package(
             dependencies: [
                 "LedgerStore",
                 "ActivityModel",
+                "Formats",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -84,7 +89,7 @@ let package = Package(
         .target(
             name: "LedgerTesting",
             dependencies: [
-                "Ledger", "LedgerStore", "ActivityModel",
+                "Ledger", "LedgerStore", "ActivityModel", "Formats",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -96,6 +101,7 @@ let package = Package(
                 "LedgerServer",
                 "LedgerStore",
                 "ActivityModel",
+                "Formats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -124,6 +130,10 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "FormatsTests",
+            dependencies: ["Formats"]
         ),
         .testTarget(
             name: "ActivityModelTests",

@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 
 /// An adversarial workload for equivalence tests: events arrive out of event-time order, tokens rotate and die,
@@ -96,7 +97,10 @@ public struct RandomWorkload: Sendable {
         return "{\(idField)\"stream\":\"\(stream)\",\"type\":\"\(type)\",\"at\":\(at),\"source\":\"\(source)\",\"data\":\(data)}"
     }
 
+    /// `index` and `generation` as 8 hex digits each (32 bits, big-endian), padded to a 64-digit token.
     private func hexToken(_ index: Int, _ generation: Int) -> String {
-        String(format: "%08x%08x", index, generation) + String(repeating: "ab", count: 24)
+        let words = [UInt32(truncatingIfNeeded: index), UInt32(truncatingIfNeeded: generation)]
+        let bytes = words.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> $0) } }
+        return Hex.encode(bytes) + String(repeating: "ab", count: 24)
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import Formats
 
 /// `ActivityContent`: the dynamic state plus its stale date and relevance score.
 public struct ActivityContent: Hashable, Sendable {
@@ -33,14 +34,6 @@ public struct ActivityContent: Hashable, Sendable {
     public var contentHash: String { ActivityContent.hash(of: state) }
 
     public static func hash(of state: JSONValue) -> String {
-        let digest = SHA256.hash(data: state.compactBytes)
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in digest {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        SHA256.hash(data: state.compactBytes).withUnsafeBytes { Hex.encode($0) }
     }
 }

@@ -1,3 +1,5 @@
+import Formats
+
 extension EventCodec {
     static func decodeData(_ data: FieldReader, type: EventType) throws(EventDecodingError) -> EventData {
         switch type {
@@ -82,7 +84,7 @@ extension EventCodec {
 
     static func decodeToken(_ data: FieldReader) throws(EventDecodingError) -> TokenData {
         let token = try data.string("token")
-        guard token.utf8.allSatisfy({ (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) }) else {
+        guard Hex.isDigits(token.utf8) else {
             throw EventDecodingError(
                 code: .wrongType, field: data.fieldPath("token"), expected: "a hex string", found: "\"\(token)\"")
         }

@@ -108,12 +108,10 @@ extension ActivityTimeline {
         if viaChannel != nil { counters.channelUpdates += 1 }
         if type == .update { counters.updates += 1 } else { counters.ends += 1 }
         var rejection: String?
-        if content?.isTooLarge == true {
-            rejection = "payloadTooLarge"
-        } else if timestamp.multipliedReportingOverflow(by: 1000).partialValue > event.at.milliseconds + 8 * Instant.hour
-            || timestamp > Int64.max / 1000
+        if let drop = DeviceDrop.reason(
+            contentTooLarge: content?.isTooLarge == true, timestamp: timestamp, at: event.at.milliseconds)
         {
-            rejection = "futureTimestamp"
+            rejection = drop.rawValue
         } else if isOver {
             rejection = "afterEnd"
         }

@@ -1,3 +1,5 @@
+import Formats
+
 /// Why a byte sequence is not JSON, and where.
 public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Byte offset of the problem in the input.
@@ -259,15 +261,8 @@ private struct Reader {
         guard index + 4 <= bytes.count else { throw error("invalid \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt32
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: throw error("invalid \\u escape")
-            }
-            value = value << 4 | digit
+            guard let digit = Hex.value(bytes[index]) else { throw error("invalid \\u escape") }
+            value = value << 4 | UInt32(digit)
             index += 1
         }
         return value

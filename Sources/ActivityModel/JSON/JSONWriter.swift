@@ -1,3 +1,5 @@
+import Formats
+
 /// Compact JSON encoding: no insignificant whitespace, `/` not escaped, non-ASCII written as raw UTF-8.
 ///
 /// This is the form the 4096-byte content-state rule measures and the form the ledger stores.
@@ -42,25 +44,7 @@ public struct JSONWriter: Sendable {
     }
 
     mutating func writeString(utf8: some Collection<UInt8>) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case 0x0A: append("\\n")
-            case 0x0D: append("\\r")
-            case 0x09: append("\\t")
-            case 0x08: append("\\b")
-            case 0x0C: append("\\f")
-            case 0..<0x20:
-                append("\\u00")
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0xF)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONString.append(utf8, to: &bytes)
     }
 }
 
@@ -101,14 +85,6 @@ extension JSONValue {
     }
 
     static func compactSize(of utf8: some Sequence<UInt8>) -> Int {
-        var size = 2
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: size += 2
-            case 0..<0x20: size += 6
-            default: size += 1
-            }
-        }
-        return size
+        JSONString.size(of: utf8)
     }
 }

@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Foundation
 import GRDB
 import LedgerStore
@@ -53,7 +54,7 @@ extension Ledger {
         var body = JSONObject()
         if let reason = response["reason"] { body.members.append(.init(key: "reason", value: reason)) }
         if let timestamp = response["timestamp"] { body.members.append(.init(key: "timestamp", value: timestamp)) }
-        let apnsID = responseHeaders["apns-id"] ?? headerMap["apns-id"] ?? UUID().uuidString.lowercased()
+        let apnsID = responseHeaders["apns-id"] ?? headerMap["apns-id"] ?? CanonicalUUID.random()
         let events: [LedgerEvent]
         do {
             events = try APNsMapping.events(

@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Foundation
 import GRDB
 import LedgerStore
@@ -78,14 +79,12 @@ extension Ledger {
         }
         let qualifiedExpected = Dictionary(
             expected.map { (Namespaced.qualify($0.key, app: app), $0.value) }, uniquingKeysWith: { first, _ in first })
-        let batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
-        projector.handOver(events, app: app)
+        var batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
+        projector.attach(events, app: app, to: &batch.events)
         do {
             let result = try await store.append(batch)
-            projector.withdraw(events, app: app)
             return Self.outcomes(events, result)
         } catch {
-            projector.withdraw(events, app: app)
             throw Self.translate(error, events: events)
         }
     }
@@ -135,7 +134,7 @@ extension Ledger {
     static func withID(_ event: LedgerEvent) -> LedgerEvent {
         guard event.id == nil else { return event }
         var event = event
-        event.id = UUID().uuidString.lowercased()
+        event.id = CanonicalUUID.random()
         return event
     }
 

@@ -90,11 +90,11 @@ private struct BatchImporter {
 
     mutating func append(_ batch: DecodePipeline.Batch) throws {
         guard !batch.events.isEmpty else { return }
-        ledger.projector.handOver(batch.handed, app: app)
-        defer { ledger.projector.withdraw(batch.events, app: app) }
+        var stored = batch.stored
+        ledger.projector.attach(batch.handed, app: app, to: &stored)
         let result: AppendResult
         do {
-            result = try session.append(AppendBatch(events: batch.stored))
+            result = try session.append(AppendBatch(events: stored))
         } catch let error as StoreError {
             var translated = Ledger.translate(error) as? LedgerError ?? LedgerError(.storage, error.description)
             translated.line = line(of: error, in: batch)

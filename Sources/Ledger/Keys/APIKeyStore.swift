@@ -1,5 +1,6 @@
 import ActivityModel
 import Crypto
+import Formats
 import Foundation
 import GRDB
 
@@ -51,7 +52,7 @@ public final class APIKeyStore: Sendable {
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let secret = "al_" + Self.base64URL(bytes)
         let hash = Self.hash(secret)
-        let id = hash.prefix(6).map { String(format: "%02x", $0) }.joined()
+        let id = Hex.encode(hash.prefix(6))
         let key = APIKey(id: id, app: app, scopes: scopes, createdAt: now)
         try writer.write { db in
             try db.execute(

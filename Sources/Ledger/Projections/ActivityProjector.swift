@@ -3,35 +3,35 @@ import Foundation
 import GRDB
 import LedgerStore
 import Logging
-import Synchronization
 
 /// The inline projection: keeps `activities`, `tokens`, `channel_members` and `start_tokens` equal to a fold of
 /// the log. The store calls it inside the append transaction, so rows and the saved position commit together.
 ///
-/// Appends hand their already-decoded events over through `pending` so the hot path does not parse its own
-/// payloads a second time; anything not handed over (a rebuild, a duplicate race) is decoded from the payload.
+/// Appends attach their already-decoded events to the events they store (`attach`, `NewEvent.projectorInput`),
+/// and the store hands each back with the row written from it, so the hot path does not parse its own payloads a
+/// second time. Anything without one (a rebuild, a catch-up, a replay) is decoded from the payload.
 final class ActivityProjector: InlineProjector {
     static let name = "activities"
 
-
     /// A decoded event as `apply` reads it, made by the appender (or an import's decoding thread), not by the
-    /// writer.
-    struct Handed: Sendable {
-        let id: String?
+    /// writer. A class, so that attaching it (`ProjectorInput`) copies a reference and boxes nothing.
+    final class Handed: Sendable {
         let event: ProjectionEvent
 
         /// `hashingStates` replaces content states by their hashes now. Worth it where appenders run in parallel
         /// beside the writer (HTTP); an import's single decoding thread is better off leaving the writer to hash
         /// only the states rows end up with (measured: hashing every state there made the import 8 % slower).
         init(_ event: LedgerEvent, hashingStates: Bool) {
-            id = event.id
             let projected = ProjectionEvent(event)
             self.event = hashingStates ? projected.hashingStates() : projected
         }
+
+        private init(event: ProjectionEvent) { self.event = event }
+
+        /// The event with its names qualified by `app` (itself in the app-less namespace).
+        func qualified(app: String) -> Handed { app.isEmpty ? self : Handed(event: event.qualified(app: app)) }
     }
 
-    /// Handed-over events by stored (app-qualified) id, their names already qualified.
-    private let pending = Mutex<[String: ProjectionEvent]>([:])
     private let tables: ProjectionTables
     private let logger: Logger?
 
@@ -40,52 +40,43 @@ final class ActivityProjector: InlineProjector {
         self.logger = logger
     }
 
-    /// Makes decoded events of `app` available to the next `apply`, keyed by stored event id.
-    func handOver(_ events: [LedgerEvent], app: String) {
-        handOver(events.map { Handed($0, hashingStates: true) }, app: app)
+    /// Attaches `events`, decoded by the caller, to their storage forms `stored` (same order, `app`'s namespace).
+    func attach(_ events: [LedgerEvent], app: String, to stored: inout [NewEvent]) {
+        attach(events.map { Handed($0, hashingStates: true) }, app: app, to: &stored)
     }
 
     /// The same for events already converted off the writer (an import's decoding thread).
-    func handOver(_ events: [Handed], app: String) {
-        pending.withLock { map in
-            for event in events {
-                if let id = event.id { map[Namespaced.qualify(id, app: app)] = event.event.qualified(app: app) }
-            }
+    func attach(_ handed: [Handed], app: String, to stored: inout [NewEvent]) {
+        precondition(handed.count == stored.count, "one handed event per stored event")
+        for index in stored.indices {
+            stored[index].projectorInput = ProjectorInput(handed[index].qualified(app: app))
         }
     }
 
-    /// Drops what `handOver` left behind when an append failed before the projector ran.
-    func withdraw(_ events: [LedgerEvent], app: String) {
-        pending.withLock { map in
-            for event in events { if let id = event.id { map[Namespaced.qualify(id, app: app)] = nil } }
-        }
-    }
-
-    func apply(_ events: [RecordedEvent], db: Database) throws {
-        guard !events.isEmpty else { return }
-        let projected: [ProjectionEvent?] = pending.withLock { map in
-            events.map { recorded in
-                if let handed = map.removeValue(forKey: recorded.id) { return handed }
-                do {
-                    return try ProjectionDecoder.decode(recorded)
-                } catch {
-                    // Only rows written before every door validated can get here (appends refuse payloads that
-                    // do not decode): report the row and project the rest, never fail the whole log for it.
-                    logger?.error("a stored event does not decode; projections skip it", metadata: [
-                        "ledger.position": "\(recorded.position)", "ledger.error": "\(error)",
-                    ])
-                    return nil
-                }
-            }
-        }
+    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
         guard let last = events.last else { return }
         var batch = ProjectionBatch(db: db, tables: tables)
         for index in events.indices {
-            guard let event = projected[index] else { continue }
+            let handed = index < inputs.count ? inputs[index].value as? Handed : nil
+            guard let event = handed?.event ?? decoded(events[index]) else { continue }
             try batch.apply(event, position: events[index].position)
         }
         try batch.flush()
         try Self.savePosition(last.position, tables: tables, db: db)
+    }
+
+    /// A stored event that came without its decoded form, decoded from its payload.
+    private func decoded(_ recorded: RecordedEvent) -> ProjectionEvent? {
+        do {
+            return try ProjectionDecoder.decode(recorded)
+        } catch {
+            // Only rows written before every door validated can get here (appends refuse payloads that
+            // do not decode): report the row and project the rest, never fail the whole log for it.
+            logger?.error("a stored event does not decode; projections skip it", metadata: [
+                "ledger.position": "\(recorded.position)", "ledger.error": "\(error)",
+            ])
+            return nil
+        }
     }
 
     /// Saves the position up to which `tables` hold the projection (in the transaction that wrote the rows).

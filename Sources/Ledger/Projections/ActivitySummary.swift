@@ -88,8 +88,9 @@ struct ActivitySummary: Equatable, Sendable {
     /// flagged but ends nothing, in the fold as on the device, so it must not make the activity look ended.
     mutating func applyEnd(_ end: ProjectionEvent.End, at: Int64, source: Source) {
         if let content = end.content { applyContent(content, timestamp: end.timestamp) }
-        guard Self.deviceHonours(tooLarge: end.content?.isTooLarge == true, timestamp: end.timestamp, at: at),
-            endedAt.map({ at < $0 }) ?? true else { return }
+        guard DeviceDrop.reason(contentTooLarge: end.content?.isTooLarge == true, timestamp: end.timestamp, at: at)
+            == nil, endedAt.map({ at < $0 }) ?? true
+        else { return }
         endedAt = at
         endedBy = source == .app ? "app" : "server"
         switch end.dismissalPolicy {
@@ -109,20 +110,5 @@ struct ActivitySummary: Equatable, Sendable {
         guard dismissedAt.map({ at < $0 }) ?? true else { return }
         dismissedAt = at
         dismissedBy = by.rawValue
-    }
-
-    /// Whether the device acts on an end recorded at `at` (Unix ms) — the fold's rule (`ActivityTimeline.record`):
-    /// content over 4096 bytes (`payloadTooLarge`) or a timestamp more than 8 h after `at` (`futureTimestamp`,
-    /// overflow included) is dropped. An end after the activity was already over still counts: it is later than
-    /// what ended it, so it never moves `ended_at` before the fold's end.
-    static func deviceHonours(_ end: EndData, at: Int64) -> Bool {
-        deviceHonours(tooLarge: end.content?.isTooLarge == true, timestamp: end.timestamp, at: at)
-    }
-
-    static func deviceHonours(tooLarge: Bool, timestamp: Int64, at: Int64) -> Bool {
-        if tooLarge { return false }
-        let limit = Int64.max / 1000
-        let milliseconds = timestamp.multipliedReportingOverflow(by: 1000).partialValue
-        return !(milliseconds > at &+ 8 * Instant.hour || timestamp > limit)
     }
 }

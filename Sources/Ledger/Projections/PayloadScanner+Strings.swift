@@ -1,3 +1,5 @@
+import Formats
+
 /// Strings: the checks `JSONParser.parseString` makes (no raw control characters, valid escapes and surrogate
 /// pairs, well-formed UTF-8 by Unicode's table 3-7) and the size `JSONWriter` would write them in.
 extension PayloadScanner {
@@ -78,12 +80,14 @@ extension PayloadScanner {
         guard index + 1 < bytes.count else { throw UnusualPayload() }
         let escaped = bytes[index + 1]
         index += 2
+        // The width of the character an escape stands for is `JSONString`'s, as `JSONWriter` would write it.
         switch escaped {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
-            UInt8(ascii: "r"), UInt8(ascii: "t"):
-            return 2
-        case UInt8(ascii: "/"):
-            return 1
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return JSONString.width(of: escaped)
+        case UInt8(ascii: "b"): return JSONString.width(of: 0x08)
+        case UInt8(ascii: "f"): return JSONString.width(of: 0x0C)
+        case UInt8(ascii: "n"): return JSONString.width(of: 0x0A)
+        case UInt8(ascii: "r"): return JSONString.width(of: 0x0D)
+        case UInt8(ascii: "t"): return JSONString.width(of: 0x09)
         case UInt8(ascii: "u"):
             let scalar = try hex4()
             switch scalar {
@@ -95,10 +99,7 @@ extension PayloadScanner {
                 return 4
             case 0xDC00...0xDFFF:
                 throw UnusualPayload()
-            case 0x22, 0x5C, 0x08, 0x09, 0x0A, 0x0C, 0x0D:
-                return 2
-            case 0..<0x20: return 6
-            case 0..<0x80: return 1
+            case 0..<0x80: return JSONString.width(of: UInt8(scalar))
             case 0..<0x800: return 2
             default: return 3
             }
@@ -111,14 +112,7 @@ extension PayloadScanner {
         guard index + 4 <= bytes.count else { throw UnusualPayload() }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw UnusualPayload()
-            }
+            guard let digit = Hex.value(bytes[index]) else { throw UnusualPayload() }
             value = value << 4 | UInt32(digit)
             index += 1
         }

@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import LedgerStore
 
 /// Stored payload → `ProjectionEvent` for a rebuild, without building JSON trees: content states stay bytes of
@@ -175,9 +176,7 @@ struct PayloadReader {
                 _ = try reader.optionalEnum(APNsEnvironment.self)
             }
         }
-        guard let token, !token.isEmpty,
-            token.utf8.allSatisfy({ (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) })
-        else { throw UnusualPayload() }
+        guard let token, !token.isEmpty, Hex.isDigits(token.utf8) else { throw UnusualPayload() }
         return token
     }
 

@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Foundation
 import GRDB
 import LedgerStore
@@ -21,7 +22,7 @@ public struct LoggedEvent: Sendable, Hashable {
         object.members += [
             .init(key: "position", value: .int(position)), .init(key: "version", value: .int(version)),
             .init(key: "recordedAt", value: .string(recordedAt.rfc3339)),
-            .init(key: "hash", value: .string(TimelineStep.hex(hash))),
+            .init(key: "hash", value: .string(Hex.encode(hash))),
         ]
         return .object(object)
     }

@@ -18,17 +18,6 @@ public struct TimelineStep: Sendable, Hashable {
             "displayed": displayed?.json ?? .null,
         ])
     }
-
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }
 
 /// `timeline`: an activity's steps (SPEC §7 `{"activity", "entries": [...]}`, the OpenAPI `Timeline`).

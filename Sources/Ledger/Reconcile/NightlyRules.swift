@@ -22,7 +22,7 @@ enum NightlyRules {
         var channelEnds: [String: EndData] = [:]
         for positioned in events {
             guard case .end(let end) = positioned.event.data, positioned.event.at <= state.asOf,
-                ActivitySummary.deviceHonours(end, at: positioned.event.at.milliseconds)
+                DeviceDrop.reason(end, at: positioned.event.at) == nil
             else { continue }
             if positioned.event.stream.kind == .activity { return true }
             channelEnds[positioned.event.id ?? "#\(positioned.position)"] = end

@@ -13,6 +13,8 @@ public struct NewEvent: Sendable, Hashable {
     public var payload: [UInt8]
     /// `payload` already compressed off the writer (see `EventStore.makePrecompressor()`).
     package var precompressed: PrecompressedPayload?
+    /// Handed to the inline projector with the row written from this event; never stored (`ProjectorInput`).
+    public var projectorInput = ProjectorInput(nil)
 
     public init(id: String, stream: String, type: String, at: Int64, recordedAt: Int64? = nil, payload: [UInt8]) {
         self.id = id

@@ -27,14 +27,17 @@ struct BatchWriter {
                     return
                 }
                 var written: [RecordedEvent] = []
+                var inputs: [ProjectorInput] = []
                 written.reserveCapacity(batch.events.count)
+                inputs.reserveCapacity(batch.events.count)
                 for event in batch.events {
                     if let recorded = try insert(event, db: db, state: &state, result: &result) {
                         written.append(recorded)
+                        inputs.append(event.projectorInput)
                         payloads.append(event.payload)
                     }
                 }
-                if let projector, !written.isEmpty { try projector.apply(written, db: db) }
+                if let projector, !written.isEmpty { try projector.apply(written, inputs: inputs, db: db) }
             }
         } catch {
             // Keep the counters and tail, but drop cached stream slots: ids created in the savepoint are gone.

@@ -1,3 +1,5 @@
+import Formats
+
 /// A small, fast, seeded generator (SplitMix64): the same seed always yields the same corpus.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
@@ -14,18 +16,12 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 
     /// A lower-case UUID (version 4 layout).
     public mutating func uuid() -> String {
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &self) }
-        bytes[6] = bytes[6] & 0x0f | 0x40
-        bytes[8] = bytes[8] & 0x3f | 0x80
-        let hex = JSONText.hex(bytes)
-        let chars = Array(hex)
-        return String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16]) + "-"
-            + String(chars[16..<20]) + "-" + String(chars[20..<32])
+        CanonicalUUID.random(using: &self)
     }
 
     /// `count` random bytes as lower-case hex.
     public mutating func hex(bytes count: Int) -> String {
-        JSONText.hex((0..<count).map { _ in UInt8.random(in: 0...255, using: &self) })
+        Hex.encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &self) })
     }
 
     public mutating func pick<T>(_ choices: [T]) -> T {

@@ -1,3 +1,4 @@
+import Formats
 import ActivityModel
 import Ledger
 
@@ -11,7 +12,7 @@ enum TimelineText {
             let displayed = entry.displayed.map { "ts \($0.timestamp) \(compact($0.state, width: 50))" } ?? "-"
             table.add(
                 String(entry.event.position), e.at.rfc3339, type, e.source.rawValue,
-                String(TimelineStep.hex(entry.event.hash).prefix(10)), entry.phase?.rawValue ?? "-", displayed
+                String(Hex.encode(entry.event.hash).prefix(10)), entry.phase?.rawValue ?? "-", displayed
             )
         }
         return table.rendered

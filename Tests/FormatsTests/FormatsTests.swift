@@ -1,0 +1,54 @@
+import Formats
+import Foundation
+import Testing
+
+@Suite("Hex, UUIDs and JSON strings")
+struct FormatsTests {
+    @Test("hex is two lower-case digits a byte and reads back in either case")
+    func hexRoundTrips() {
+        let bytes = (0...255).map { UInt8($0) }
+        let hex = Hex.encode(bytes)
+        #expect(hex == bytes.map { String(format: "%02x", $0) }.joined())
+        #expect(Hex.decode(hex) == bytes)
+        #expect(Hex.decode(hex.uppercased()) == bytes)
+        #expect(Hex.encode([UInt8]()) == "")
+        for refused in ["a", "0g", "abc", " 00", "0x00"] { #expect(Hex.decode(refused) == nil, "\(refused)") }
+        #expect(Hex.isDigits("00ABCdef99".utf8) && !Hex.isDigits("xyz".utf8))
+    }
+
+    @Test("a UUID is spelled lower-case 8-4-4-4-12, and only that spelling parses")
+    func uuidSpelling() {
+        for _ in 0..<200 {
+            let uuid = UUID()
+            let canonical = uuid.uuidString.lowercased()
+            let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            #expect(CanonicalUUID.format(bytes) == canonical)
+            #expect(CanonicalUUID.bytes(canonical) == bytes)
+            #expect(CanonicalUUID.bytes(uuid.uuidString) == nil || !uuid.uuidString.contains(where: \.isLetter))
+        }
+        for refused in ["", "0123456789abcdef0123456789abcdef", "01234567-89ab-cdef-0123-456789abcdeg",
+            "01234567+89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef0"]
+        {
+            #expect(CanonicalUUID.bytes(refused) == nil, "\(refused)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let random = CanonicalUUID.random(using: &generator)
+        #expect(UUID(uuidString: random) != nil)
+        #expect(Array(random.utf8)[14] == UInt8(ascii: "4"))
+        #expect(CanonicalUUID.make(version: 8, from: [UInt8](repeating: 0xFF, count: 20))
+            == "ffffffff-ffff-8fff-bfff-ffffffffffff")
+    }
+
+    @Test("JSON strings escape quote, backslash and controls only, and read back as the same text")
+    func jsonStrings() throws {
+        #expect(JSONString.quoted("a\"b\\c/d\u{7F}é😀") == "\"a\\\"b\\\\c/d\u{7F}é😀\"")
+        #expect(JSONString.quoted("\u{8}\u{9}\u{A}\u{C}\u{D}\u{0}\u{1F}") == #""\b\t\n\f\r\u0000\u001f""#)
+        var texts = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        texts += ["", "plain", "caf\u{E9} \u{2028} \u{1F600}", String(repeating: "\"\\\n", count: 50)]
+        for text in texts {
+            let quoted = JSONString.quoted(text)
+            #expect(JSONString.size(of: text.utf8) == quoted.utf8.count, "\(quoted)")
+            #expect(try JSONDecoder().decode(String.self, from: Data(quoted.utf8)) == text, "\(quoted)")
+        }
+    }
+}
