@@ -71,8 +71,8 @@ struct AuthenticationTests {
         let service = try TestService()
         try await service.test { client async throws in
             #expect(try await client.post("/v1/events", key: service.ingest, Sample.request("R1")).status == 200)
-            #expect(try await client.get("/v1/activities/R1/state", key: service.otherApp).status == 404)
-            let feed = try await client.get("/v1/feed", key: service.otherApp)
+            #expect(try await client.get("/v1/activities/R1/state", key: service.otherAdmin).status == 404)
+            let feed = try await client.get("/v1/feed", key: service.otherAdmin)
             #expect(feed.json?["events"]?.arrayValue?.isEmpty == true)
             #expect(try await client.get("/v1/activities/R1/state", key: service.read).status == 200)
         }

@@ -6,7 +6,7 @@ import Testing
 struct LedgerAppendTests {
     @Test("single events get gapless positions and stream versions, and are in the file")
     func singleEvents() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let first = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "e-1"))
             #expect(first.status == 200, "\(first.text)")
@@ -23,7 +23,7 @@ struct LedgerAppendTests {
 
     @Test("re-sending an id returns the original position, single or in a batch, and writes nothing")
     func idempotent() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "e-1"))
             _ = try await client.post("/v1/events", key: service.ingest, Sample.update("R1", id: "e-2"))
@@ -45,7 +45,7 @@ struct LedgerAppendTests {
 
     @Test("a batch is appended in order with one result per event")
     func batch() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let body =
                 #"{"events":[\#(Sample.request("R1", id: "b-1")),\#(Sample.update("R1", id: "b-2")),\#(Sample.request("R2", id: "b-3"))]}"#
@@ -61,7 +61,7 @@ struct LedgerAppendTests {
 
     @Test("an expected version that does not match is 409 naming the stream, and nothing of the batch is written")
     func versionConflict() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "c-1"))
             let body =
@@ -84,7 +84,7 @@ struct LedgerAppendTests {
 
     @Test("a refused event in a batch is 422 naming events[i].field, and nothing of the batch is written")
     func refusedEvent() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let noTimestamp = #"{"stream":"activity:R1","type":"update","at":1763672400,"data":{"content":{"state":{}}}}"#
             let batch = try await client.post(
@@ -106,7 +106,7 @@ struct LedgerAppendTests {
 
     @Test("a raw APNs exchange without an activity is resolved through an earlier token event")
     func apnsByToken() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let token = #"{"stream":"activity:R1","type":"token","at":"2026-11-20T21:00:01Z","data":{"token":"abcd0123"}}"#
             let setup = try await client.post(

@@ -10,7 +10,7 @@ struct LedgerQueryTests {
 
     @Test("state answers as of ?at=, in RFC 3339 or Unix seconds, and 404 before the request")
     func stateAt() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
             let before = try await client.get("/v1/activities/R1/state?at=2026-11-20T21:10:00Z", key: service.read)
@@ -33,7 +33,7 @@ struct LedgerQueryTests {
 
     @Test("timeline, activity audit and update audit come from the ledger")
     func timelineAndAudits() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
             let timeline = try await client.get("/v1/activities/R1/timeline", key: service.read)
@@ -60,7 +60,7 @@ struct LedgerQueryTests {
 
     @Test("the activity list filters by attributes type and pages with the cursor until null")
     func activityPages() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             for name in ["A", "B", "C", "D", "E"] {
                 _ = try await client.post("/v1/events", key: service.ingest, Sample.request(name))
@@ -87,7 +87,7 @@ struct LedgerQueryTests {
 
     @Test("the feed follows the log from a position, and a long-poll wakes on an append")
     func feedAndLongPoll() async throws {
-        var configured = try LedgerTestService()
+        var configured = try TestService()
         configured.configuration.maxFeedWaitSeconds = 30
         let service = configured
         try await service.test { client async throws in
@@ -114,7 +114,7 @@ struct LedgerQueryTests {
 
     @Test("verify and digest describe the real chain")
     func verifyAndDigest() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
             let verify = try await client.get("/v1/verify", key: service.admin)

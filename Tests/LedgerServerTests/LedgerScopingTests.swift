@@ -6,7 +6,7 @@ import Testing
 struct LedgerScopingTests {
     @Test("another app's key gets 404 for the activity, writes only in its own namespace, and sees none of it")
     func otherAppIsolated() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1", id: "a-1"))
             _ = try await client.post("/v1/events", key: service.ingest, Sample.update("R1", id: "a-2"))
@@ -27,12 +27,12 @@ struct LedgerScopingTests {
             let own = try await client.get("/v1/activities/R1/state", key: service.read)
             #expect(own.json?["events"]?.intValue == 2)
         }
-        #expect(try service.storedIDs() == ["a-1", "a-2", "\(LedgerTestService.otherApp)/a-2"])
+        #expect(try service.storedIDs() == ["a-1", "a-2", "\(TestService.otherApp)/a-2"])
     }
 
     @Test("an APNs exchange by another app's key is 404 and neither lands on nor names this app's activity")
     func otherAppAPNs() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let token = #"{"stream":"activity:R1","type":"token","at":"2026-11-20T21:00:01Z","data":{"token":"abcd0123"}}"#
             _ = try await client.post(
@@ -51,7 +51,7 @@ struct LedgerScopingTests {
 
     @Test("no key or an unknown key is 401, a key without the scope is 403, an oversized body is 413")
     func accessErrors() async throws {
-        let service = try LedgerTestService(maxBodyBytes: 2048)
+        let service = try TestService(maxBodyBytes: 2048)
         try await service.test { client async throws in
             let missing = try await client.post("/v1/events", key: nil, Sample.request("R1"))
             #expect(missing.status == 401)
