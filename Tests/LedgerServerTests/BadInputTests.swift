@@ -40,7 +40,7 @@ struct BadInputTests {
             #expect(source.status == 400)
             #expect(source.errorField == "source")
         }
-        #expect((try service.stored()).isEmpty)
+        #expect(try service.storedIDs().isEmpty)
     }
 
     @Test("a field of the wrong type is 400 naming it")
@@ -75,7 +75,7 @@ struct BadInputTests {
             #expect(reply.errorCode == "payloadTooLarge")
             #expect(reply.errorMessage.contains("1024"))
         }
-        #expect((try service.stored()).isEmpty)
+        #expect(try service.storedIDs().isEmpty)
     }
 
     @Test("bad query parameters are 400 naming the parameter")

@@ -8,7 +8,7 @@ import Testing
 struct BlockingWorkTests {
     @Test("appends are acknowledged while slow verifies run on more threads than the machine has cores")
     func appendDuringVerify() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         let lines = Array(CorpusGenerator(seed: 11, activities: 1_200, eventsPerActivity: 25).lines())
         for start in stride(from: 0, to: lines.count, by: 5_000) {
             try await service.temporary.append(lines[start..<min(lines.count, start + 5_000)].joined(separator: "\n"))

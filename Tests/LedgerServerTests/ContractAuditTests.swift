@@ -14,7 +14,7 @@ struct ContractAuditTests {
 
     @Test("an event over the ledger's per-event limit is refused over HTTP as on import, naming it; nothing is written")
     func oversizedEventRefused() async throws {
-        let service = try LedgerTestService(maxBodyBytes: 1 << 20)
+        let service = try TestService(maxBodyBytes: 1 << 20)
         try await service.test { client async throws in
             let single = try await client.post("/v1/events", key: service.ingest, Self.oversized("R1", id: "big-1"))
             #expect(single.status == 422, "\(single.text)")
@@ -29,7 +29,7 @@ struct ContractAuditTests {
         }
         #expect(try service.storedIDs() == ["small-1"])
         // The generated handler's path (raw appends off) refuses it the same way.
-        var configured = try LedgerTestService(maxBodyBytes: 1 << 20)
+        var configured = try TestService(maxBodyBytes: 1 << 20)
         configured.configuration.rawAppends = false
         let generated = configured
         try await generated.test { client async throws in
@@ -41,7 +41,7 @@ struct ContractAuditTests {
 
     @Test("a query parameter of the wrong type or value is 400 invalidParameter naming it")
     func badQueryParameterNamed() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let phase = try await client.get("/v1/activities?phase=asleep", key: service.read)
             #expect(phase.status == 400)
@@ -64,7 +64,7 @@ struct ContractAuditTests {
 
     @Test("activities can be filtered by channel over HTTP, as with the CLI's --channel")
     func channelFilter() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R2"))
@@ -81,7 +81,7 @@ struct ContractAuditTests {
 
     @Test("an update's audit also has SPEC §7's flat deliveries and, for an activity's update, its activity")
     func updateAuditHasDeliveries() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
             _ = try await client.post("/v1/events", key: service.ingest, Sample.update("R1", id: "u-1"))
@@ -98,7 +98,7 @@ struct ContractAuditTests {
 
     @Test("verify takes a digest over HTTP as the CLI does: ok up to it, ok:false for another hash, 400 malformed")
     func verifyUpToDigest() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             _ = try await client.post("/v1/events", key: service.ingest, Sample.request("R1"))
             let digest = try await client.get("/v1/digest", key: service.admin)
@@ -121,7 +121,7 @@ struct ContractAuditTests {
 
     @Test("an unknown type, source or phase in a body says what is allowed, naming the field")
     func unknownEnumSaysAllowed() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         try await service.test { client async throws in
             let unknownType = #"{"stream":"activity:R1","type":"teleport","at":1,"data":{}}"#
             let reply = try await client.post("/v1/events", key: service.ingest, unknownType)
@@ -134,7 +134,7 @@ struct ContractAuditTests {
 
     @Test("audits take ?at= over HTTP as the CLI's audit --at does: the verdict as the evidence stood then")
     func auditAsOf() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         let update =
             #"{"id":"u-1","stream":"activity:R1","type":"update","at":"2026-11-20T21:01:00Z","data":{"content":{"state":{"eta":4}},"timestamp":1795208460}}"#
         let push =
@@ -159,7 +159,7 @@ struct ContractAuditTests {
 
     @Test("an id repeated with other content in one batch is 409 naming the repeating event, and nothing is written")
     func batchRepeatNamesEvent() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         let user = #"{"id":"d-1","stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:05:00Z","data":{"by":"user"}}"#
         let system = #"{"id":"d-1","stream":"activity:R1","type":"dismiss","at":"2026-11-20T21:05:00Z","data":{"by":"system"}}"#
         try await service.test { client async throws in

@@ -1,5 +1,4 @@
 import Foundation
-import HummingbirdTesting
 import LedgerServer
 import Testing
 
@@ -8,7 +7,6 @@ import Testing
 /// state, timeline, audit, lists and feed — must be byte for byte what it was, and the chain must verify.
 @Suite("A hostile tenant changes and learns nothing of another app")
 struct HostileTenantTests {
-    static let modes: [TestingSetup] = [.router, .live]
     static let a1 = #"{"id":"A-REQ","stream":"activity:LIVE-A1","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"A1"},"content":{"state":{"driver":"ALICE"}},"pushType":{"channel":"A-CHAN"},"installation":"I-A"}}"#
     static let a1Token = #"{"id":"A-TOK","stream":"activity:LIVE-A1","type":"token","at":"2026-11-20T21:00:01Z","data":{"token":"abcd0123"}}"#
     static let a1Update = #"{"id":"A-UPD","stream":"activity:LIVE-A1","type":"update","at":"2026-11-20T21:01:00Z","data":{"content":{"state":{"driver":"ALICE","eta":4}},"timestamp":1795208460}}"#
@@ -36,16 +34,16 @@ struct HostileTenantTests {
         for (now, then) in zip(after, before) { #expect(now == then) }
     }
 
-    static func seed(_ client: TestService.Client, _ service: LedgerTestService) async throws {
+    static func seed(_ client: TestService.Client, _ service: TestService) async throws {
         let batch = try await client.post(
             "/v1/batches", key: service.ingest, #"{"events":[\#(a1),\#(a1Token),\#(a1Update)]}"#)
         #expect(batch.status == 200, "\(batch.text)")
     }
 
-    @Test("channels: B subscribes A's activity to its channel and ends the channel; A sees nothing of it", arguments: modes)
-    func channelHijack(mode: TestingSetup) async throws {
-        let service = try LedgerTestService()
-        try await service.test(mode) { client async throws in
+    @Test("channels: B subscribes A's activity to its channel and ends the channel; A sees nothing of it", arguments: TestService.Mode.allCases)
+    func channelHijack(mode: TestService.Mode) async throws {
+        let service = try TestService()
+        try await service.test(mode.setup) { client async throws in
             try await Self.seed(client, service)
             let before = try await Self.snapshot(client, key: service.read)
             let attack = #"""
@@ -68,10 +66,10 @@ struct HostileTenantTests {
         }
     }
 
-    @Test("names: B writes A's stream name, re-sends A's ids and squats a name A uses next; A is untouched and B is told nothing", arguments: modes)
-    func nameCollisions(mode: TestingSetup) async throws {
-        let service = try LedgerTestService()
-        try await service.test(mode) { client async throws in
+    @Test("names: B writes A's stream name, re-sends A's ids and squats a name A uses next; A is untouched and B is told nothing", arguments: TestService.Mode.allCases)
+    func nameCollisions(mode: TestService.Mode) async throws {
+        let service = try TestService()
+        try await service.test(mode.setup) { client async throws in
             try await Self.seed(client, service)
             let before = try await Self.snapshot(client, key: service.read)
             // A's stream and id, other content: B's own, never a conflict that would reveal A's.
@@ -99,10 +97,10 @@ struct HostileTenantTests {
         }
     }
 
-    @Test("poison: an APNs exchange with an impossible status is refused with 4xx and writes nothing", arguments: modes)
-    func poisonedAPNsStatus(mode: TestingSetup) async throws {
-        let service = try LedgerTestService()
-        try await service.test(mode) { client async throws in
+    @Test("poison: an APNs exchange with an impossible status is refused with 4xx and writes nothing", arguments: TestService.Mode.allCases)
+    func poisonedAPNsStatus(mode: TestService.Mode) async throws {
+        let service = try TestService()
+        try await service.test(mode.setup) { client async throws in
             try await Self.seed(client, service)
             let before = try await Self.snapshot(client, key: service.read)
             for status in ["99", "600", "0", "-1", "99999999999", "200.5", "\"200\""] {
@@ -122,10 +120,10 @@ struct HostileTenantTests {
         }
     }
 
-    @Test("fake tampering: NUL and control characters in ids and streams are refused, so verify stays clean", arguments: modes)
-    func controlCharacters(mode: TestingSetup) async throws {
-        let service = try LedgerTestService()
-        try await service.test(mode) { client async throws in
+    @Test("fake tampering: NUL and control characters in ids and streams are refused, so verify stays clean", arguments: TestService.Mode.allCases)
+    func controlCharacters(mode: TestService.Mode) async throws {
+        let service = try TestService()
+        try await service.test(mode.setup) { client async throws in
             try await Self.seed(client, service)
             for event in [
                 #"{"id":"abc\u0000one","stream":"activity:LIVE-B","type":"dismiss","at":1,"data":{"by":"user"}}"#,

@@ -81,8 +81,8 @@ struct RawAppendTests {
 
     @Test("every probe gets the same status, headers and bytes from the raw route as from the generated handler")
     func sameReplies() async throws {
-        let raw = try LedgerTestService()
-        var generated = try LedgerTestService()
+        let raw = try TestService()
+        var generated = try TestService()
         generated.configuration.rawAppends = false
         let rawReplies = try await Self.replies(raw)
         let generatedReplies = try await Self.replies(generated)
@@ -94,7 +94,7 @@ struct RawAppendTests {
 
     @Test("an appended event keeps the members of its data in the order sent, as an import stores them")
     func keepsMemberOrder() async throws {
-        let service = try LedgerTestService()
+        let service = try TestService()
         let event =
             #"{"id":"o-1","stream":"activity:R1","type":"request","at":1763672400,"data":{"attributesType":"A","attributes":{"zeta":1,"alpha":2.50},"content":{"state":{"b":1,"a":2}}}}"#
         try await service.test { client async throws in
@@ -116,7 +116,7 @@ struct RawAppendTests {
         var description: String { "\(status) \(contentType ?? "-") \(contentLength ?? "-") \(body)" }
     }
 
-    static func replies(_ service: LedgerTestService) async throws -> [Seen] {
+    static func replies(_ service: TestService) async throws -> [Seen] {
         let app = try LedgerServerApp.build(
             configuration: service.configuration, ledger: service.ledger, keys: service.keys,
             metrics: ServerMetrics(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })

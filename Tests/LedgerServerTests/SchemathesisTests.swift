@@ -15,7 +15,7 @@ struct SchemathesisTests {
         .enabled(if: ProcessInfo.processInfo.environment["LEDGER_FUZZ"] != nil)
     )
     func fuzz() async throws {
-        var service = try LedgerTestService(maxBodyBytes: 1 << 20)
+        var service = try TestService(maxBodyBytes: 1 << 20)
         service.configuration.maxFeedWaitSeconds = 1
         try await service.temporary.append(
             [Sample.request("RIDE-1", id: "seed-1"), Sample.update("RIDE-1", id: "seed-2")].joined(separator: "\n"),

@@ -8,12 +8,13 @@ import LedgerStore
 import LedgerTesting
 import Logging
 import NIOCore
+import Testing
 
-/// One server under test over a REAL ledger file in a temporary directory (the `Ledger` itself),
-/// its API key table in the same file, keys of every scope for app `com.example.rides`, an admin key of another
-/// app and a revoked key.
+/// One server under test over a REAL ledger file in a temporary directory (the `Ledger` itself), its API key
+/// table in the same file, keys of every scope for `app`, an admin key of `otherApp` and a revoked key.
 struct TestService {
     static let app = "com.example.rides"
+    static let otherApp = "com.example.other"
 
     let temporary: TemporaryLedger
     var ledger: Ledger { temporary.ledger }
@@ -22,7 +23,7 @@ struct TestService {
     let admin: String
     let ingest: String
     let read: String
-    let otherApp: String
+    let otherAdmin: String
     let revoked: String
     var configuration: LedgerServerConfiguration
 
@@ -32,7 +33,7 @@ struct TestService {
         admin = try keys.create(app: Self.app, scopes: [.admin]).secret
         ingest = try keys.create(app: Self.app, scopes: [.ingest]).secret
         read = try keys.create(app: Self.app, scopes: [.read]).secret
-        otherApp = try keys.create(app: "com.example.other", scopes: [.admin]).secret
+        otherAdmin = try keys.create(app: Self.otherApp, scopes: [.admin]).secret
         let (secret, key) = try keys.create(app: Self.app, scopes: [.admin])
         try keys.revoke(id: key.id)
         revoked = secret
@@ -41,24 +42,41 @@ struct TestService {
         )
     }
 
-    /// Runs `body` against the application in Hummingbird's in-process router mode.
-    func test(_ body: @Sendable (Client) async throws -> Void) async throws {
+    /// The two ways a suite reaches the server, as test arguments: `TestingSetup` itself prints no readable
+    /// name in test results.
+    enum Mode: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// Hummingbird's in-process router: no sockets, quick.
+        case router
+        /// A real HTTP server on a loopback port: what a client meets (channel handlers, framing, timeouts).
+        case live
+
+        var setup: TestingSetup { self == .router ? .router : .live }
+        var testDescription: String { rawValue }
+    }
+
+    /// Runs `body` against the application: Hummingbird's in-process router (default), or `.live`, a real HTTP
+    /// server on a loopback port; returns what `body` returns.
+    @discardableResult
+    func test<Value>(
+        _ mode: TestingSetup = .router, _ body: @Sendable (Client) async throws -> Value
+    ) async throws -> Value {
         let app = try LedgerServerApp.build(
             configuration: configuration, ledger: temporary.ledger, keys: keys, metrics: metrics,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
-        try await app.test(.router) { client in try await body(Client(client: client)) }
+        return try await app.test(mode) { client in try await body(Client(client: client)) }
     }
 
-    /// What the ledger file holds: each event's app (`""` for none) and id, in position order.
-    func stored() throws -> [(app: String, id: String)] {
-        var events: [(app: String, id: String)] = []
-        try temporary.ledger.store.forEachEvent(after: 0) { recorded in
+    /// Event ids in the ledger file, in position order, of every app: bare for `app`, `app/id` for any other
+    /// namespace (`/id` for none), so a test sees both what was written and where.
+    func storedIDs() throws -> [String] {
+        var ids: [String] = []
+        try ledger.store.forEachEvent(after: 0) { recorded in
             let (app, id) = Namespaced.split(recorded.id)
-            events.append((app: app, id: id))
+            ids.append(app == Self.app ? id : "\(app)/\(id)")
             return true
         }
-        return events
+        return ids
     }
 
     /// A client that speaks JSON with a key.
