@@ -6,12 +6,12 @@ import LedgerStore
 /// domain types, encodes its storage payload and compresses it, in batches. The writer (the import transaction) takes the
 /// batches in order and only appends, so on two cores the decoding overlaps the SQLite work.
 ///
-/// At most `depth` decoded batches wait at a time, so memory stays bounded whatever the input size. A refused
-/// line ends the stream with its error after the batches before it, which keeps the writer's order of errors:
-/// an earlier line's store refusal still wins over a later line's decoding refusal.
+/// The batches go through a `BoundedPipeline` of `depth`, so memory stays bounded whatever the input size. A
+/// refused line ends the stream with its error after the batches before it, which keeps the writer's order of
+/// errors: an earlier line's store refusal still wins over a later line's decoding refusal.
 ///
-/// `@unchecked Sendable`: every mutable field is guarded by `condition`; the reader is touched by the
-/// producer thread only, until `finish()` has joined it (or for good after `abandon()`).
+/// `@unchecked Sendable`: the reader is touched by the producer thread only, until `finish()` has joined it (or
+/// for good after `abandon()`); everything else is immutable.
 final class DecodePipeline: @unchecked Sendable {
     /// One decoded batch, in input order.
     struct Batch {
@@ -37,10 +37,7 @@ final class DecodePipeline: @unchecked Sendable {
     /// The namespace the events are written in (`Namespaced`).
     private let app: String
     private let depth: Int
-    private let condition = NSCondition()
-    private var ready: [Item] = []
-    private var stopping = false
-    private var running = false
+    private var pipeline: BoundedPipeline<Item>?
 
     init(
         reader: JSONLinesReader, precompressor: PayloadPrecompressor, batchSize: Int, maxEventBytes: Int,
@@ -56,37 +53,30 @@ final class DecodePipeline: @unchecked Sendable {
 
     /// Starts the producer thread.
     func start() {
-        condition.lock()
-        running = true
-        condition.unlock()
-        let thread = Thread { [self] in
-            produce()
-            condition.lock()
-            running = false
-            condition.broadcast()
-            condition.unlock()
+        pipeline = BoundedPipeline(name: "ledger-import-decode", capacity: depth) { [self] pipeline in
+            do {
+                try produce(into: pipeline)
+            } catch let error as LedgerError {
+                throw error
+            } catch {
+                throw LedgerError(.badInput, "\(error)", line: reader.lineNumber)
+            }
         }
-        thread.name = "ledger-import-decode"
-        thread.start()
     }
 
     /// The next item, waiting for the producer if needed.
     func next() -> Item {
-        condition.lock()
-        defer { condition.unlock() }
-        while ready.isEmpty { condition.wait() }
-        let item = ready.removeFirst()
-        condition.broadcast()
-        return item
+        do {
+            // The producer sends `.end` last and is only cancelled by `finish` or `abandon`, after the last call.
+            return try pipeline?.next() ?? .failed(LedgerError(.storage, "the import's decoding thread stopped early"))
+        } catch {
+            return .failed(error as? LedgerError ?? LedgerError(.badInput, "\(error)"))
+        }
     }
 
     /// Stops the producer (if it is still going) and waits until its thread is done with the reader.
     func finish() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while running { condition.wait() }
-        condition.unlock()
+        pipeline?.stop()
     }
 
     /// Tells the producer to stop without waiting for it: after a refusal the import must answer at once, even
@@ -94,55 +84,35 @@ final class DecodePipeline: @unchecked Sendable {
     /// pipe). The thread keeps the pipeline and its reader alive until its read returns, then delivers nothing
     /// and ends; the caller must not touch the reader again.
     func abandon() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
+        pipeline?.cancel()
     }
 
-    private func produce() {
+    private func produce(into pipeline: BoundedPipeline<Item>) throws {
         var batch = Batch()
-        do {
-            while let line = try reader.next() {
-                guard line.contains(where: { !Ledger.isWhitespace($0) }) else { continue }
-                let event = try decode(line, lineNumber: reader.lineNumber)
-                batch.events.append(event)
-                batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
-                // Just decoded from its line: the decoder's rules are the read-back's (`Ledger.newEvent`).
-                var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber, readBack: false)
-                if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
-                    throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
-                }
-                stored.precompressed = precompressor.compress(stored.payload)
-                batch.stored.append(stored)
-                batch.lines.append(reader.lineNumber)
-                if batch.events.count >= batchSize {
-                    batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
-                    guard deliver(.batch(batch)) else { return }
-                    batch = Batch()
-                }
+        while let line = try reader.next() {
+            guard line.contains(where: { !Ledger.isWhitespace($0) }) else { continue }
+            let event = try decode(line, lineNumber: reader.lineNumber)
+            batch.events.append(event)
+            batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
+            // Just decoded from its line: the decoder's rules are the read-back's (`Ledger.newEvent`).
+            var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber, readBack: false)
+            if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
+                throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
             }
-            if !batch.events.isEmpty {
+            stored.precompressed = precompressor.compress(stored.payload)
+            batch.stored.append(stored)
+            batch.lines.append(reader.lineNumber)
+            if batch.events.count >= batchSize {
                 batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
-                guard deliver(.batch(batch)) else { return }
+                guard pipeline.send(.batch(batch)) else { return }
+                batch = Batch()
             }
-            _ = deliver(.end(ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)))
-        } catch let error as LedgerError {
-            _ = deliver(.failed(error))
-        } catch {
-            _ = deliver(.failed(LedgerError(.badInput, "\(error)", line: reader.lineNumber)))
         }
-    }
-
-    /// Queues `item` once there is room; false when the writer has stopped listening.
-    private func deliver(_ item: Item) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while ready.count >= depth && !stopping { condition.wait() }
-        guard !stopping else { return false }
-        ready.append(item)
-        condition.broadcast()
-        return true
+        if !batch.events.isEmpty {
+            batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
+            guard pipeline.send(.batch(batch)) else { return }
+        }
+        pipeline.send(.end(ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)))
     }
 
     private func decode(_ line: ArraySlice<UInt8>, lineNumber: Int) throws -> LedgerEvent {

@@ -25,7 +25,7 @@ enum ParallelScan {
         events >= Int64(leadingBlocks + minimumReaderBlocks) * blockRows
     }
 
-    /// Blocks a reader may have decoded ahead of the caller.
+    /// Blocks a reader may have decoded ahead of the caller (one waiting, one in its hands).
     static let readAhead = 2
 
     /// Calls `body` with every event after `after` up to `last`, in order, until it returns false; throws a row's
@@ -35,18 +35,24 @@ enum ParallelScan {
         transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (RecordedEvent, T) throws -> Bool
     ) throws {
         let blocks = Int((last - after + blockRows - 1) / blockRows)
-        var readers: [BlockReader<T>] = []
+        var readers: [BoundedPipeline<BlockOutcome<T>>] = []
+        // Joined, not only cancelled: a reader lets go of its connection before the caller's transaction ends.
         defer { for reader in readers { reader.stop() } }
         for block in 0..<blocks {
             if block == leadingBlocks && blocks - block >= minimumReaderBlocks {
                 readers = (0..<2).map { index in
-                    BlockReader<T>(path: path, blocks: Array(stride(from: block + index, to: blocks, by: 2)),
-                        after: after, last: last, decoders: decoders, transform: transform)
+                    let mine = Array(stride(from: block + index, to: blocks, by: 2))
+                    return BoundedPipeline(name: "ledger-scan-read", capacity: readAhead - 1) { pipeline in
+                        read(blocks: mine, path: path, after: after, last: last, decoders: decoders,
+                            transform: transform, into: pipeline)
+                    }
                 }
-                for reader in readers { reader.start() }
             }
+            // A reader that ended early (it could not open or read) leaves its remaining blocks to this connection;
+            // readers never throw.
+            let sent = readers.isEmpty ? nil : (try? readers[(block - leadingBlocks) % 2].next()) ?? nil
             let decoded: ScanPipeline.Decoded<T>
-            if !readers.isEmpty, let ready = readers[(block - leadingBlocks) % 2].take(block) {
+            if case .decoded(let ready)? = sent {
                 decoded = ready
             } else {
                 decoded = try readHere(block: block, db: db, after: after, last: last, decoders: decoders, transform)
@@ -83,93 +89,27 @@ enum ParallelScan {
             return ScanPipeline.decode(chunk, decoder, transform)
         }
     }
-}
 
-/// One of the scan's two readers: its own read-only connection, its blocks, a few decoded ahead.
-///
-/// `@unchecked Sendable`: mutable state is guarded by `condition`; the connection and decoder are used by the
-/// thread only.
-private final class BlockReader<T: Sendable>: @unchecked Sendable {
-    private enum Outcome {
-        case decoded(ScanPipeline.Decoded<T>)
-        /// Fewer rows than positions on this connection: the caller reads the block itself.
-        case short
-    }
-
-    private let path: String
-    /// This reader's blocks, in order.
-    private let mine: [Int]
-    private let after: Int64
-    private let last: Int64
-    private let decoders: DecoderPool
-    private let transform: @Sendable (RecordedEvent) throws -> T
-    private let condition = NSCondition()
-    private var done: [Int: Outcome] = [:]
-    private var taken = 0
-    private var stopping = false
-    private var finished = false
-
-    init(
-        path: String, blocks: [Int], after: Int64, last: Int64, decoders: DecoderPool,
-        transform: @escaping @Sendable (RecordedEvent) throws -> T
+    /// A reader's thread: reads, decompresses and transforms `blocks` on a read-only connection of its own, and
+    /// sends them in order. Any failure to open or read ends it, which leaves the remaining blocks to the
+    /// caller's connection.
+    private static func read<T>(
+        blocks: [Int], path: String, after: Int64, last: Int64, decoders: DecoderPool,
+        transform: (RecordedEvent) throws -> T, into pipeline: BoundedPipeline<BlockOutcome<T>>
     ) {
-        self.path = path
-        self.mine = blocks
-        self.after = after
-        self.last = last
-        self.decoders = decoders
-        self.transform = transform
-    }
-
-    func start() {
-        let thread = Thread { [self] in
-            run()
-            condition.lock()
-            finished = true
-            condition.broadcast()
-            condition.unlock()
-        }
-        thread.name = "ledger-scan-read"
-        thread.start()
-    }
-
-    /// Block `block` decoded, waiting for it; nil when the caller must read it itself.
-    func take(_ block: Int) -> ScanPipeline.Decoded<T>? {
-        condition.lock()
-        defer { condition.unlock() }
-        while done[block] == nil && !finished { condition.wait() }
-        taken += 1
-        condition.broadcast()
-        guard case .decoded(let decoded)? = done.removeValue(forKey: block) else { return nil }
-        return decoded
-    }
-
-    /// Stops reading and waits until the thread has let go of its connection.
-    func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-        done.removeAll()
-        condition.unlock()
-    }
-
-    private func run() {
-        // Any failure to open or read here leaves the remaining blocks to the caller's connection.
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "LedgerStore.scan"
         guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
         try? queue.read { db in
-            let statement = try db.makeStatement(sql: ParallelScan.blockSQL)
+            let statement = try db.makeStatement(sql: blockSQL)
             var names: [Int64: String] = [:]
             decoders.withHandle { decoder in
-                for (index, block) in mine.enumerated() {
-                    guard waitForRoom(index) else { return }
-                    let (lower, upper) = ParallelScan.bounds(of: block, after: after, last: last)
+                for block in blocks {
+                    let (lower, upper) = bounds(of: block, after: after, last: last)
                     statement.bind(lower, at: 1)
                     statement.bind(upper, at: 2)
-                    let outcome: Outcome
+                    let outcome: BlockOutcome<T>
                     if let chunk = try? RawEventChunk.read(
                         statement, db: db, capacity: Int(upper - lower), names: &names, loader: decoder),
                         chunk.count == Int(upper - lower)
@@ -179,20 +119,16 @@ private final class BlockReader<T: Sendable>: @unchecked Sendable {
                         outcome = .short
                     }
                     statement.resetBindings()
-                    condition.lock()
-                    done[block] = outcome
-                    condition.broadcast()
-                    condition.unlock()
+                    guard pipeline.send(outcome) else { return }
                 }
             }
         }
     }
+}
 
-    /// Waits until the caller has taken all but `readAhead` of this reader's earlier blocks; false to stop.
-    private func waitForRoom(_ index: Int) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while !stopping && index - taken >= ParallelScan.readAhead { condition.wait() }
-        return !stopping
-    }
+/// What a reader sends for one of its blocks.
+private enum BlockOutcome<T> {
+    case decoded(ScanPipeline.Decoded<T>)
+    /// Fewer rows than positions on the reader's connection: the caller reads the block itself.
+    case short
 }

@@ -3,9 +3,10 @@ import GRDB
 
 /// Runs a long scan on two cores. The calling thread steps SQLite and copies rows out in chunks
 /// (`RawEventChunk.read`, it alone may touch the connection); a decoding thread decompresses chunks into
-/// events; the calling thread hands the events to `body` in position order. When the decoding thread already
-/// has two chunks waiting, the calling thread decodes the next one itself, so both cores stay busy whatever
-/// the split of the work between reading, decoding and `body`.
+/// events (two `BoundedPipeline`s: chunks to it, decoded chunks back); the calling thread hands the events to
+/// `body` in position order. When the decoding thread already has two chunks waiting, the calling thread decodes
+/// the next one itself, so both cores stay busy whatever the split of the work between reading, decoding and
+/// `body`.
 ///
 /// A scan that fits in one chunk never starts the thread. At most a few chunks are in flight, so memory stays
 /// bounded whatever the log's size.
@@ -34,36 +35,50 @@ enum ScanPipeline {
             _ = try emit(decode(chunk, decoder, transform), body)
             return
         }
-        let thread = DecodingThread(transform: transform)
-        thread.start()
-        defer { thread.stop() }
+        // The caller feeds `chunks` and takes `decoded`; the decoding thread sits between them, with its own zstd
+        // context. Each holds at most two chunks, as `inFlight` never exceeds two.
+        let chunks = BoundedPipeline<RawEventChunk>(capacity: 2)
+        let decoded = BoundedPipeline<Decoded<T>>(name: "ledger-scan-decode", capacity: 2) { decoded in
+            let decoder = PayloadDecoder()
+            while let chunk = try chunks.next() {
+                guard decoded.send(decode(chunk, decoder, transform)) else { return }
+            }
+        }
+        defer {
+            chunks.cancel()
+            decoded.stop()
+        }
         var queue: [Slot<T>] = []
         var head = 0
-        var ticket: UInt64 = 0
+        /// Chunks sent to the decoding thread and not taken back yet.
+        var inFlight = 0
         while true {
-            if thread.waiting < 2 {
-                ticket += 1
-                thread.submit(chunk, ticket: ticket)
-                queue.append(.submitted(ticket))
+            if inFlight < 2 {
+                chunks.send(chunk)
+                inFlight += 1
+                queue.append(.submitted)
             } else {
                 queue.append(.decoded(decode(chunk, decoder, transform)))
             }
             let last = chunk.isLast
             // Hand over whatever is ready at the head; wait for it only at the end or when too much is queued.
             emitting: while head < queue.count {
-                let decoded: Decoded<T>
+                let ready: Decoded<T>
                 switch queue[head] {
-                case .decoded(let ready):
-                    decoded = ready
-                case .submitted(let number):
-                    guard last || queue.count - head >= 3 || thread.isDone(number) else { break emitting }
-                    decoded = thread.take(number)
+                case .decoded(let done):
+                    ready = done
+                case .submitted:
+                    guard last || queue.count - head >= 3 || decoded.isReady else { break emitting }
+                    // The decoding thread sends one result per chunk, in order, until cancelled below.
+                    guard let done = try decoded.next() else { preconditionFailure("the scan's decoder stopped") }
+                    inFlight -= 1
+                    ready = done
                 case .taken:
                     preconditionFailure("a scan chunk was handed over twice")
                 }
                 queue[head] = .taken
                 head += 1
-                guard try emit(decoded, body) else { return }
+                guard try emit(ready, body) else { return }
             }
             if last { return }
             if head > 64 {
@@ -95,7 +110,8 @@ enum ScanPipeline {
 
     private enum Slot<T> {
         case decoded(Decoded<T>)
-        case submitted(UInt64)
+        /// Sent to the decoding thread, whose results come back in the order sent.
+        case submitted
         case taken
     }
 
@@ -107,86 +123,5 @@ enum ScanPipeline {
         }
         if let error { throw error }
         return true
-    }
-}
-
-/// The scan's second thread: decodes submitted chunks with its own zstd context and runs the transform.
-///
-/// `@unchecked Sendable`: every mutable field is guarded by `condition`; `decoder` is used by the thread only.
-/// `stop()` does not wait: the thread finishes the chunk in hand, drops the rest and ends; chunks own copies
-/// of their bytes and dictionaries, so nothing it touches belongs to the caller.
-private final class DecodingThread<T: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var inbox: [(ticket: UInt64, chunk: RawEventChunk)] = []
-    private var done: [UInt64: ScanPipeline.Decoded<T>] = [:]
-    private var submitted = 0
-    private var stopping = false
-    private let decoder = PayloadDecoder()
-    private let transform: @Sendable (RecordedEvent) throws -> T
-
-    init(transform: @escaping @Sendable (RecordedEvent) throws -> T) {
-        self.transform = transform
-    }
-
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "ledger-scan-decode"
-        thread.start()
-    }
-
-    /// Chunks submitted and not taken yet.
-    var waiting: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return submitted
-    }
-
-    func submit(_ chunk: RawEventChunk, ticket: UInt64) {
-        condition.lock()
-        inbox.append((ticket, chunk))
-        submitted += 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func isDone(_ ticket: UInt64) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return done[ticket] != nil
-    }
-
-    /// The decoded chunk, waiting for it if needed.
-    func take(_ ticket: UInt64) -> ScanPipeline.Decoded<T> {
-        condition.lock()
-        defer { condition.unlock() }
-        while done[ticket] == nil { condition.wait() }
-        submitted -= 1
-        return done.removeValue(forKey: ticket)!
-    }
-
-    func stop() {
-        condition.lock()
-        stopping = true
-        inbox.removeAll()
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while inbox.isEmpty && !stopping { condition.wait() }
-            if stopping {
-                condition.unlock()
-                return
-            }
-            let next = inbox.removeFirst()
-            condition.unlock()
-            let decoded = ScanPipeline.decode(next.chunk, decoder, transform)
-            condition.lock()
-            done[next.ticket] = decoded
-            condition.broadcast()
-            condition.unlock()
-        }
     }
 }
