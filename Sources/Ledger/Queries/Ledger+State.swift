@@ -24,7 +24,8 @@ extension Ledger {
         return try await read { db in try self.audit(db, update: id, asOf: asOf, app: app) }
     }
 
-    func state(_ db: Database, activity: String, asOf: Instant, app: String?) throws -> ActivityState {
+    /// `state` inside a read the caller holds (the bench times the read and fold alone with it).
+    package func state(_ db: Database, activity: String, asOf: Instant, app: String?) throws -> ActivityState {
         let events = try foldInput(db, key: Self.key(activity, app: app), asOf: asOf)
         do {
             return try ActivityFold.state(activity: activity, events: events, asOf: asOf)
