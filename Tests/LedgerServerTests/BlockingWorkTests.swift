@@ -27,7 +27,7 @@ struct BlockingWorkTests {
                 }
                 group.addTask {
                     // Appends one event after another until the first verify is over, counting those acknowledged
-                    // before it; without the reads lane none could be.
+                    // before it; were verifies to block the cooperative threads, none could be.
                     var index = 0
                     while progress.firstVerifyDone.withLock({ $0 }) == nil {
                         index += 1
