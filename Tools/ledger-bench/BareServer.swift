@@ -1,6 +1,9 @@
+import ActivityModel
 import ArgumentParser
 import Foundation
 import Hummingbird
+import Ledger
+import Logging
 import NIOCore
 
 /// What a user could pick instead of our stack: a bare Hummingbird 2 application in its own process, set up as
@@ -14,6 +17,11 @@ struct BareServer: AsyncParsableCommand {
 
     @Option(help: "Port (0: any free one; the chosen port is printed).") var port = 0
     @Option(help: "Largest accepted body.") var maxBodyBytes = 16 * 1024 * 1024
+    @Option(help: """
+        A ledger file: `POST /v1/ledger-events` then appends the body (one interchange event) to it durably, with no
+        OpenAPI layer and no middleware — the floor of the design change BENCHMARKS.md names for single appends.
+        """)
+    var ledger: String?
 
     func run() async throws {
         let router = Router()
@@ -28,6 +36,20 @@ struct BareServer: AsyncParsableCommand {
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"bytes":\#(body.readableBytes)}"#)))
+        }
+        if let path = ledger {
+            // Durability full, the store's default and `serve`'s.
+            let opened = try Ledger(
+                path: path,
+                logger: Logger(label: "bare", factory: { _ in SwiftLogNoOpLogHandler() }))
+            router.post("/v1/ledger-events") { request, _ in
+                let body = try await request.body.collect(upTo: limit)
+                let event = try body.withUnsafeReadableBytes { try EventCodec.decode($0) }
+                let outcome = try await opened.append(decoded: [event], app: "com.example.bench")[0]
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: outcome.json.compactBytes)))
+            }
         }
         let app = Application(
             router: router,
