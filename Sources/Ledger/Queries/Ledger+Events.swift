@@ -125,9 +125,8 @@ extension Ledger {
         let pool = store.pool
         do {
             return try await Self.readThreads.runIfActive { try pool.read(query) }
-        } catch let error as LedgerError {
-            throw error
         } catch {
+            // A LedgerError the query threw passes through unchanged.
             throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
         }
     }

@@ -100,7 +100,7 @@ struct ReconcileNightly: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let asOf = try at.map { try parseTime($0, option: "at") } ?? Instant.now
+            let asOf = try at.map { try parseTime($0, option: "at") } ?? Ledger.now()
             let ledger = try options.openLedger()
             let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)
             let progress = Progress("reconciling")
@@ -127,9 +127,4 @@ struct ReconcileNightly: AsyncParsableCommand {
             }
         }
     }
-}
-
-extension Instant {
-    /// The machine's clock, used only when the caller gave no time.
-    static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
 }
