@@ -51,9 +51,14 @@ extension DeviceSnapshot {
 
 /// Field readers shared by the snapshot and truth parsers: errors name the field path.
 enum SnapshotField {
+    /// A required name (installation, activity): non-empty, and no control characters (`Identifier`'s rule).
     static func string(_ object: JSONValue, _ key: String, path: String) throws -> String {
         guard let text = object[key]?.stringValue, !text.isEmpty else {
             throw LedgerError(.badInput, "field \(path): expected a non-empty string", field: path)
+        }
+        if let scalar = Identifier.firstControlCharacter(text) {
+            throw LedgerError(
+                .badInput, "field \(path): control character \(Identifier.describe(scalar)) is not allowed", field: path)
         }
         return text
     }

@@ -36,6 +36,9 @@ extension Ledger {
         progress: @escaping (NightlyProgress) -> Void, foldAll: Bool
     ) async throws -> NightlyReport {
         guard !runID.isEmpty else { throw LedgerError(.badInput, "the run id must not be empty", field: "run") }
+        if let scalar = Identifier.firstControlCharacter(runID) {
+            throw LedgerError(.badInput, "run: control character \(Identifier.describe(scalar)) is not allowed", field: "run")
+        }
         try ReconcileRuns.migrate(store.pool)
         if let recorded = try await nightlyReport(run: runID, app: app) { return recorded }
         let asGiven = runID
