@@ -45,6 +45,24 @@ public struct StoreConfiguration: Sendable {
     public var checkpointLimitFrames: Int32 = 65_536
     /// SQLite page cache per connection, in KiB.
     public var cacheKiB = 32 * 1024
+    /// Most events in one sealed segment (`seal`): larger segments compress a stream's events together more
+    /// often, smaller ones keep the sealing transaction (which holds appends) shorter.
+    public var segmentEvents = 4096
+    /// zstd level of sealed blocks (compressed beside the writer, so it may be higher than `compressionLevel`).
+    public var sealLevel: Int32 = 6
+    /// When set, `run()` seals in the background: every `interval`, whole segments of the events beyond the
+    /// newest `keepUnsealed` (recent events stay rows, where appends and their readers find them cheaply).
+    public var backgroundSealing: BackgroundSealing?
+
+    public struct BackgroundSealing: Sendable {
+        public var interval: Duration
+        public var keepUnsealed: Int
+        public init(interval: Duration = .seconds(2), keepUnsealed: Int = 16_384) {
+            self.interval = interval
+            self.keepUnsealed = keepUnsealed
+        }
+    }
+
     /// Inline projector run inside every append transaction (can also be set later with `setProjector`).
     public var projector: (any InlineProjector)?
 

@@ -7,7 +7,7 @@ struct BatchWriter {
     let context: WriterContext
     let encoder: PayloadEncoder
     let projector: (any InlineProjector)?
-    let decoders: DecoderPool
+    let reader: EventReader
 
     static let insertSQL = """
         INSERT INTO events(position, stream, version, id, type, at, recorded_at, dictionary, payload, hash)
@@ -43,7 +43,8 @@ struct BatchWriter {
             // Keep the counters and tail, but drop cached stream slots: ids created in the savepoint are gone.
             state = TransactionState(
                 lastPosition: saved.lastPosition, lastHash: saved.lastHash, streams: [:],
-                payloadBytes: saved.payloadBytes, storedPayloadBytes: saved.storedPayloadBytes)
+                payloadBytes: saved.payloadBytes, storedPayloadBytes: saved.storedPayloadBytes,
+                anySealed: saved.anySealed)
             throw error
         }
         context.didWrite(payloads)
@@ -105,7 +106,7 @@ struct BatchWriter {
         guard !batch.events.isEmpty else { return nil }
         var result = AppendResult(positions: [], duplicate: [])
         for event in batch.events {
-            guard let stored = try EventReader(decoders: decoders).event(db, id: event.id),
+            guard let stored = try reader.event(db, id: event.id),
                 Self.sameContent(stored, event)
             else { return nil }
             result.positions.append(stored.position)
@@ -113,6 +114,19 @@ struct BatchWriter {
             result.versions.append(stored.version)
         }
         return result
+    }
+
+    /// A re-sent id: a no-op when the content is the stored event's, else an id conflict.
+    static func repeated(_ existing: RecordedEvent, _ event: NewEvent, result: inout AppendResult) throws {
+        guard sameContent(existing, event) else {
+            throw StoreError(
+                .idConflict,
+                "event id '\(event.id)' is already stored at position \(existing.position) with different content",
+                stream: event.stream, eventID: event.id)
+        }
+        result.positions.append(existing.position)
+        result.duplicate.append(true)
+        result.versions.append(existing.version)
     }
 
     static func sameContent(_ stored: RecordedEvent, _ event: NewEvent) -> Bool {
@@ -124,6 +138,11 @@ struct BatchWriter {
     private func insert(
         _ event: NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult
     ) throws -> RecordedEvent? {
+        // The unique index covers rows only: an id of a sealed event is looked up in the segments' id keys.
+        if state.anySealed, let existing = try reader.sealedEvent(db, id: event.id) {
+            try Self.repeated(existing, event, result: &result)
+            return nil
+        }
         guard var slot = try state.slot(event.stream, db: db, create: true) else { return nil }
         let position = state.lastPosition + 1
         let version = slot.version + 1
@@ -150,16 +169,8 @@ struct BatchWriter {
             statement.resetBindings()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             statement.resetBindings()
-            guard let existing = try EventReader(decoders: decoders).event(db, id: event.id) else { throw error }
-            guard Self.sameContent(existing, event) else {
-                throw StoreError(
-                    .idConflict,
-                    "event id '\(event.id)' is already stored at position \(existing.position) with different content",
-                    stream: event.stream, eventID: event.id)
-            }
-            result.positions.append(existing.position)
-            result.duplicate.append(true)
-            result.versions.append(existing.version)
+            guard let existing = try reader.event(db, id: event.id) else { throw error }
+            try Self.repeated(existing, event, result: &result)
             return nil
         }
         slot.version = version

@@ -1,8 +1,11 @@
 import GRDB
 
-/// Reads event rows with the raw C API (`RawEventChunk`) and decompresses payloads.
+/// Point and stream reads of events, wherever they are stored: rows of `events` (raw C API, `RawEventChunk`) and
+/// blocks of sealed segments (`RawSegment`). Sealing moves a prefix of the log, in one transaction, so in any
+/// snapshot each position is in exactly one of the two, and sealed positions all come before the rows.
 struct EventReader {
     let decoders: DecoderPool
+    let segmentHashes: SegmentHashes
 
     /// No join with `streams`: a scan resolves each interned stream id once (`names`), which is cheaper than a
     /// lookup per row.
@@ -20,6 +23,22 @@ struct EventReader {
             throw StoreError(.schema, "a row names stream \(id), which is missing from the streams table")
         }
         return statement.text(at: 0)
+    }
+
+    /// The interned id of a stream name, nil when no event ever named it.
+    static func streamID(_ name: String, db: Database) throws -> Int64? {
+        let statement = try db.cachedStatement(sql: "SELECT id FROM streams WHERE name = ?")
+        statement.bind(name, at: 1)
+        defer { statement.resetBindings() }
+        return try statement.stepRow(db) ? statement.int64(at: 0) : nil
+    }
+
+    /// The last sealed position (0 when nothing is sealed): every position up to it is in a segment.
+    static func sealedThrough(_ db: Database) throws -> Int64 {
+        let statement = try db.cachedStatement(
+            sql: "SELECT last_position FROM segments ORDER BY first_position DESC LIMIT 1")
+        defer { statement.resetBindings() }
+        return try statement.stepRow(db) ? statement.int64(at: 0) : 0
     }
 
     /// All rows `sql` selects (it must start with `columns`), decoded on this thread (point reads and one
@@ -44,30 +63,37 @@ struct EventReader {
 
     func event(_ db: Database, id: String) throws -> RecordedEvent? {
         let sql = Self.columns + " WHERE e.id = ?"
-        return try fetch(db, sql: sql) { $0.bind(StoredEventID(id), at: 1) }.first
+        if let row = try fetch(db, sql: sql, bind: { $0.bind(StoredEventID(id), at: 1) }).first { return row }
+        return try sealedEvent(db, id: id)
     }
 
     func events(_ db: Database, stream: String, fromVersion: Int64) throws -> [RecordedEvent] {
-        let sql = Self.columns
-            + " WHERE e.stream = (SELECT id FROM streams WHERE name = ?) AND e.version >= ? ORDER BY e.version"
-        return try fetch(db, sql: sql) {
-            $0.bind(stream, at: 1)
+        guard let streamID = try Self.streamID(stream, db: db) else { return [] }
+        let sealed = try sealedEvents(db, stream: streamID, fromVersion: fromVersion)
+        let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? ORDER BY e.version"
+        return try sealed + fetch(db, sql: sql) {
+            $0.bind(streamID, at: 1)
             $0.bind(fromVersion, at: 2)
         }
     }
 
-    /// Like `events(_:stream:fromVersion:)`, only the rows with `at` ≤ `atMost`: later rows are never
-    /// decompressed (a state as of T needs nothing after T).
+    /// Like `events(_:stream:fromVersion:)`, only the events with `at` ≤ `atMost`: later rows are never
+    /// decompressed (a state as of T needs nothing after T). Sealed events come **without their hash** (empty):
+    /// it would take their whole segment, and a state needs none.
     func events(_ db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
-        let sql = Self.columns
-            + " WHERE e.stream = (SELECT id FROM streams WHERE name = ?) AND e.at <= ? ORDER BY e.version"
-        return try fetch(db, sql: sql) {
-            $0.bind(stream, at: 1)
+        guard let streamID = try Self.streamID(stream, db: db) else { return [] }
+        let sealed = try sealedEvents(db, stream: streamID, atMost: atMost)
+        let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? ORDER BY e.version"
+        return try sealed + fetch(db, sql: sql) {
+            $0.bind(streamID, at: 1)
             $0.bind(atMost, at: 2)
         }
     }
 
     func event(_ db: Database, position: Int64) throws -> RecordedEvent? {
+        if position >= 1, position <= (try Self.sealedThrough(db)) {
+            return try sealedEvent(db, position: position)
+        }
         let sql = Self.columns + " WHERE e.position = ?"
         return try fetch(db, sql: sql) { $0.bind(position, at: 1) }.first
     }

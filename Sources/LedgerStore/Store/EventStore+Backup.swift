@@ -36,10 +36,8 @@ extension EventStore {
                 throw StoreError(.storage, "the copy of \(path) does not verify: \(report.reason ?? "chain broken")")
             }
             let digest = report.lastGood
-            let sourceHash = try pool.read { db in
-                try Data.fetchOne(db, sql: "SELECT hash FROM events WHERE position = ?", arguments: [digest.position])
-            }
-            guard digest.position == 0 || sourceHash.map(Array.init) == digest.hash else {
+            let sourceHash = try pool.read { db in try reader.event(db, position: digest.position)?.hash }
+            guard digest.position == 0 || sourceHash == digest.hash else {
                 throw StoreError(.storage, "the copy's hash at position \(digest.position) differs from \(path)'s")
             }
             let bytes = (try FileManager.default.attributesOfItem(atPath: partial)[.size] as? NSNumber)?.int64Value ?? 0

@@ -1,7 +1,7 @@
 import GRDB
 
 extension EventStore {
-    var reader: EventReader { EventReader(decoders: decoders) }
+    var reader: EventReader { EventReader(decoders: decoders, segmentHashes: segmentHashes) }
 
     /// Events of `stream` from `fromVersion` on, in version order (empty when the stream does not exist).
     public func events(in db: Database, stream: String, fromVersion: Int64 = 1) throws -> [RecordedEvent] {
@@ -49,6 +49,21 @@ extension EventStore {
         _ body: (RecordedEvent, T) throws -> Bool
     ) throws {
         do {
+            var position = position
+            let sealed = try EventReader.sealedThrough(db)
+            if position < sealed {
+                let going = try SealedScan.run(
+                    path: pool.path, db: db, after: position, decoders: decoders, transform: transform
+                ) { chunk in
+                    for (event, value) in chunk.items where event.position > position {
+                        guard try body(event, value) else { return false }
+                    }
+                    if let error = chunk.error { throw error }
+                    return true
+                }
+                guard going else { return }
+                position = sealed
+            }
             let last = try lastPosition(in: db)
             if ParallelScan.worthReaders(events: last - position) {
                 try ParallelScan.run(
@@ -67,10 +82,9 @@ extension EventStore {
 
     /// Version of the last event of `stream`, or nil when the stream has none.
     public func streamVersion(in db: Database, stream: String) throws -> Int64? {
-        try Int64.fetchOne(
-            db,
-            sql: "SELECT max(version) FROM events WHERE stream = (SELECT id FROM streams WHERE name = ?)",
-            arguments: [stream])
+        guard let id = try EventReader.streamID(stream, db: db) else { return nil }
+        return try Int64.fetchOne(db, sql: "SELECT max(version) FROM events WHERE stream = ?", arguments: [id])
+            ?? Int64.fetchOne(db, sql: "SELECT max(last_version) FROM segment_blocks WHERE stream = ?", arguments: [id])
     }
 
     /// Position of the last event (0 for an empty log).
@@ -83,6 +97,12 @@ extension EventStore {
 
     /// Position of the last event as seen by `db` (0 for an empty log).
     public func lastPosition(in db: Database) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(position) FROM events")) ?? 0
+        try Self.lastPosition(db)
+    }
+
+    /// The last row's position, or when every event is sealed the last segment's (0 for an empty log).
+    static func lastPosition(_ db: Database) throws -> Int64 {
+        if let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(position) FROM events")) { return last }
+        return try EventReader.sealedThrough(db)
     }
 }

@@ -17,9 +17,13 @@ extension EventStore {
                 StoreStats.Dictionary(
                     id: $0["id"], bytes: $0["size"], firstPosition: $0["first_position"], createdAt: $0["created_at"])
             }
-            return StoreStats(
+            var stats = StoreStats(
                 events: events, streams: streams, fileBytes: fileBytes(), payloadBytes: counters["payload_bytes"] ?? 0,
                 storedPayloadBytes: counters["stored_payload_bytes"] ?? 0, dictionaries: dictionaries)
+            stats.sealedEvents = try EventReader.sealedThrough(db)
+            stats.segments = try Int64.fetchOne(db, sql: "SELECT count(*) FROM segments") ?? 0
+            stats.sealedBytes = counters["sealed_bytes"] ?? 0
+            return stats
         }
     }
 

@@ -10,9 +10,8 @@ extension EventStore {
 
     /// ``digest()`` as `db` sees the log.
     public func digest(in db: Database) throws -> Digest {
-        guard let row = try Row.fetchOne(db, sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
-        else { return Digest(position: 0, hash: ChainHasher.genesis) }
-        return Digest(position: row["position"], hash: Array(row["hash"] as Data))
+        let tail = try TransactionState.load(db)
+        return Digest(position: tail.lastPosition, hash: tail.lastHash)
     }
 
     /// Recomputes the hash chain in one streaming pass and names the first bad position.
@@ -42,14 +41,26 @@ extension EventStore {
                 return ok
             }
             do {
-                if ParallelScan.worthReaders(events: limit) {
+                // Sealed segments first: each is decoded and hashed from its own previous hash beside this thread;
+                // here the segments are chained and their check values compared.
+                let sealed = try EventReader.sealedThrough(db)
+                if sealed > 0 {
+                    _ = try SealedScan.run(
+                        path: pool.path, db: db, after: 0, decoders: decoders, transform: { _ in () }
+                    ) { chunk in checker.check(segment: chunk, limit: limit, progress: progress) }
+                }
+                let after = checker.report.lastGood.position
+                if !checker.report.ok || after >= limit {
+                    // Nothing left to read: every position up to the limit was sealed (or one failed).
+                } else if ParallelScan.worthReaders(events: limit - after) {
                     try ParallelScan.run(
-                        path: pool.path, db: db, after: 0, last: limit, decoders: decoders, transform: prefix,
+                        path: pool.path, db: db, after: after, last: limit, decoders: decoders, transform: prefix,
                         check)
                 } else {
                     let statement = try db.makeStatement(
-                        sql: EventReader.columns + " WHERE e.position <= ? ORDER BY e.position")
-                    statement.bind(limit, at: 1)
+                        sql: EventReader.columns + " WHERE e.position > ? AND e.position <= ? ORDER BY e.position")
+                    statement.bind(after, at: 1)
+                    statement.bind(limit, at: 2)
                     try decoders.withHandle { decoder in
                         try ScanPipeline.run(statement, db: db, decoder: decoder, transform: prefix, check)
                     }
@@ -103,6 +114,35 @@ struct ChainChecker {
         report.checked = checked
         report.lastGood = Digest(position: event.position, hash: computed)
         return true
+    }
+
+    /// Checks one sealed segment: it must start where the chain stands, follow its hash, decode, and each event's
+    /// recomputed hash must match its check value (the last one the whole `last_hash`). Stops (false) at a failure
+    /// or once `limit` is reached.
+    mutating func check<T>(
+        segment chunk: SealedScan.Chunk<T>, limit: Int64, progress: ((Int64, Int64) -> Void)?
+    ) -> Bool {
+        let expected = report.lastGood.position + 1
+        let range = "the segment of positions \(chunk.first)…\(chunk.last)"
+        guard chunk.first == expected else { return fail(expected, "row \(expected) is missing") }
+        guard chunk.previousHash == report.lastGood.hash else {
+            return fail(expected, "\(range) does not follow the chain: its previous hash differs")
+        }
+        if let error = chunk.error {
+            let reason = (error as? RowDecodingError)?.error.message ?? "\(error)"
+            return fail(expected, "row \(expected) does not decode: \(reason)")
+        }
+        for (event, _) in chunk.items {
+            guard event.position <= limit else { return false }
+            if event.position == chunk.mismatch {
+                return fail(event.position, "row \(event.position) (sealed in \(range)) does not match its hash")
+            }
+            checked += 1
+            report.checked = checked
+            report.lastGood = Digest(position: event.position, hash: event.hash)
+            if checked % 65_536 == 0 { progress?(checked, limit) }
+        }
+        return chunk.last < limit
     }
 
     /// The scan stopped at a row it could not decode; every row before it was checked. A gap before that row

@@ -19,6 +19,7 @@ public final class EventStore: Sendable {
     public let path: String
     let logger: Logger
     let decoders = DecoderPool { PayloadDecoder() }
+    let segmentHashes = SegmentHashes()
     let writer: WriterContext
     let queue = CommitQueue()
     /// Compressors for appenders, so each compresses its own batch on its own thread (see `precompressed`).
@@ -148,7 +149,7 @@ public final class EventStore: Sendable {
     private func commit(_ batches: [AppendBatch], db: Database) throws -> [Result<AppendResult, any Error>] {
         let encoder = try writer.prepare(db)
         var state = try TransactionState.load(db)
-        let batchWriter = BatchWriter(context: writer, encoder: encoder, projector: currentProjector, decoders: decoders)
+        let batchWriter = BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader)
         var outcomes: [Result<AppendResult, any Error>] = []
         outcomes.reserveCapacity(batches.count)
         for batch in batches {
@@ -186,7 +187,7 @@ public final class EventStore: Sendable {
             let encoder = try writer.prepare(db)
             let session = ImportSession(
                 db: db, state: try TransactionState.load(db),
-                writer: BatchWriter(context: writer, encoder: encoder, projector: currentProjector, decoders: decoders),
+                writer: BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader),
                 logger: logger)
             let result = try body(session)
             try session.state.saveCounters(db)

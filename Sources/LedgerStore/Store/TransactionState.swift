@@ -14,13 +14,25 @@ struct TransactionState {
     var streams: [String: StreamSlot] = [:]
     var payloadBytes: Int64 = 0
     var storedPayloadBytes: Int64 = 0
+    /// Whether any segment exists (ids of sealed events are not in the rows' unique index).
+    var anySealed = false
 
     static func load(_ db: Database) throws -> TransactionState {
         // Cached statements: every group commit runs these, and parsing them each time was ~2 % of the writer.
         let tail = try db.cachedStatement(sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
         defer { tail.resetBindings() }
+        let anySealed = try EventReader.sealedThrough(db) > 0
         if try tail.stepRow(db) {
-            return TransactionState(lastPosition: tail.int64(at: 0), lastHash: Array(tail.blob(at: 1)))
+            return TransactionState(
+                lastPosition: tail.int64(at: 0), lastHash: Array(tail.blob(at: 1)), anySealed: anySealed)
+        }
+        // Every event is sealed: the tail is the last segment's.
+        let sealed = try db.cachedStatement(
+            sql: "SELECT last_position, last_hash FROM segments ORDER BY first_position DESC LIMIT 1")
+        defer { sealed.resetBindings() }
+        if try sealed.stepRow(db) {
+            return TransactionState(
+                lastPosition: sealed.int64(at: 0), lastHash: Array(sealed.blob(at: 1)), anySealed: true)
         }
         return TransactionState(lastPosition: 0, lastHash: ChainHasher.genesis)
     }
@@ -49,8 +61,15 @@ struct TransactionState {
             let last = try db.cachedStatement(sql: "SELECT max(version) FROM events WHERE stream = ?")
             last.bind(id, at: 1)
             defer { last.resetBindings() }
-            let version = try last.stepRow(db) ? last.optionalInt64(at: 0) ?? 0 : 0
-            slot = StreamSlot(id: id, version: version)
+            var version = try last.stepRow(db) ? last.optionalInt64(at: 0) : nil
+            if version == nil {
+                // No row of the stream: its last version, if any, is in a sealed block.
+                let sealed = try db.cachedStatement(sql: "SELECT max(last_version) FROM segment_blocks WHERE stream = ?")
+                sealed.bind(id, at: 1)
+                defer { sealed.resetBindings() }
+                version = try sealed.stepRow(db) ? sealed.optionalInt64(at: 0) : nil
+            }
+            slot = StreamSlot(id: id, version: version ?? 0)
         } else if create {
             let insert = try db.cachedStatement(sql: "INSERT INTO streams(name) VALUES (?)")
             insert.bind(name, at: 1)

@@ -30,7 +30,7 @@ final class WriterContext: @unchecked Sendable {
     func prepare(_ db: Database) throws -> PayloadEncoder {
         if let encoder { return encoder }
         let made = PayloadEncoder(level: configuration.compressionLevel, board: board)
-        let lastPosition = try Int64.fetchOne(db, sql: "SELECT max(position) FROM events") ?? 0
+        let lastPosition = try EventStore.lastPosition(db)
         if let row = try Row.fetchOne(
             db, sql: "SELECT id, first_position, bytes FROM dictionaries ORDER BY id DESC LIMIT 1")
         {

@@ -22,6 +22,8 @@ struct Stats: AsyncParsableCommand {
                 return
             }
             print("events:            \(stats.events)")
+            print("sealed:            \(stats.sealedEvents) in \(stats.segments) segments (\(stats.sealedBytes) bytes)")
+            print("unsealed:          \(stats.unsealedEvents)")
             print("streams:           \(stats.streams)")
             print("file bytes:        \(stats.fileBytes)")
             print(String(format: "bytes/event:       %.1f", stats.bytesPerEvent))
@@ -37,12 +39,14 @@ struct Stats: AsyncParsableCommand {
 
 extension StoreStats {
     /// `stats --json`: `{"events", "streams", "fileBytes", "bytesPerEvent", "payloadBytes", "storedPayloadBytes",
-    /// "compressionRatio", "dictionaries": [{"id", "bytes", "firstPosition"}]}`, written by ActivityModel's writer.
+    /// "sealedEvents", "unsealedEvents", "segments", "sealedBytes", "compressionRatio", "dictionaries": [{"id", "bytes", "firstPosition"}]}`, written by ActivityModel's writer.
     var json: JSONValue {
         .object([
             "events": .int(events), "streams": .int(streams), "fileBytes": .int(fileBytes),
             "bytesPerEvent": .double((bytesPerEvent * 10).rounded() / 10), "payloadBytes": .int(payloadBytes),
             "storedPayloadBytes": .int(storedPayloadBytes),
+            "sealedEvents": .int(sealedEvents), "unsealedEvents": .int(unsealedEvents), "segments": .int(segments),
+            "sealedBytes": .int(sealedBytes),
             "compressionRatio": .double((compressionRatio * 100).rounded() / 100),
             "dictionaries": .array(dictionaries.map { dictionary in
                 .object([

@@ -1,0 +1,127 @@
+import Crypto
+import GRDB
+
+/// Point and stream reads of sealed events, through the slim indexes beside the segments: blocks by
+/// (stream, first version), ids by a 47-bit key, segments by first position. Never a scan.
+extension EventReader {
+    /// A block row joined with its segment: `id, stream, first_version, last_version, data, first_position,
+    /// last_position, dictionary`.
+    static let blockColumns = """
+        SELECT b.id, b.stream, b.first_version, b.last_version, b.data, s.first_position, s.last_position, s.dictionary
+        FROM segment_blocks b JOIN segments s ON s.first_position = b.segment
+        """
+
+    /// The key `sealed_ids` files an event id under: 47 bits of its SHA-256, so the key is a 6-byte integer in
+    /// SQLite's record format. Different ids may share a key; a lookup decodes each candidate block and compares.
+    static func idKey(_ id: String) -> Int64 {
+        let digest = SHA256.hash(data: Array(id.utf8))
+        return digest.withUnsafeBytes { bytes in
+            var key: Int64 = 0
+            for index in 0..<6 { key = key << 8 | Int64(bytes[index]) }
+            return key >> 1
+        }
+    }
+
+    /// Events of the stream's blocks that `filter` keeps, with their hashes when `hashes`.
+    private func blockEvents(
+        _ db: Database, sql: String, bind: (Statement) -> Void, hashes: Bool, filter: (RecordedEvent) -> Bool
+    ) throws -> [RecordedEvent] {
+        let statement = try db.cachedStatement(sql: sql)
+        bind(statement)
+        defer { statement.resetBindings() }
+        var names: [Int64: String] = [:]
+        var events: [RecordedEvent] = []
+        try decoders.withHandle { decoder in
+            while try statement.stepRow(db) {
+                let block = try RawSegment.block(statement, db: db, names: &names)
+                let first = statement.int64(at: 5)
+                let last = statement.int64(at: 6)
+                let dictionary = try statement.optionalInt64(at: 7).map { try decoder.loaded($0, db: db) }
+                var kept: [RecordedEvent]
+                do {
+                    kept = try RawSegment.events(
+                        of: block, first: first, last: last, dictionary: dictionary, decoder: decoder
+                    ).filter(filter)
+                } catch let error as StoreError {
+                    throw RowDecodingError(position: first, error: error).storeError
+                }
+                if hashes, !kept.isEmpty {
+                    let chain = try segmentHashes(db, first: first, decoder: decoder)
+                    for index in kept.indices { kept[index].hash = chain[Int(kept[index].position - first)] }
+                }
+                events += kept
+            }
+        }
+        return events
+    }
+
+    func sealedEvents(_ db: Database, stream: Int64, fromVersion: Int64) throws -> [RecordedEvent] {
+        try blockEvents(
+            db, sql: Self.blockColumns + " WHERE b.stream = ? AND b.last_version >= ? ORDER BY b.first_version",
+            bind: {
+                $0.bind(stream, at: 1)
+                $0.bind(fromVersion, at: 2)
+            }, hashes: true, filter: { $0.version >= fromVersion })
+    }
+
+    /// Without hashes (see `events(_:stream:atMost:)`); blocks whose earliest `at` is later are not read.
+    func sealedEvents(_ db: Database, stream: Int64, atMost: Int64) throws -> [RecordedEvent] {
+        try blockEvents(
+            db, sql: Self.blockColumns + " WHERE b.stream = ? AND b.min_at <= ? ORDER BY b.first_version",
+            bind: {
+                $0.bind(stream, at: 1)
+                $0.bind(atMost, at: 2)
+            }, hashes: false, filter: { $0.at <= atMost })
+    }
+
+    func sealedEvent(_ db: Database, id: String) throws -> RecordedEvent? {
+        try blockEvents(
+            db, sql: Self.blockColumns + " JOIN sealed_ids k ON k.block = b.id WHERE k.key = ?",
+            bind: { $0.bind(Self.idKey(id), at: 1) }, hashes: true, filter: { $0.id == id }
+        ).first
+    }
+
+    func sealedEvent(_ db: Database, position: Int64) throws -> RecordedEvent? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT first_position FROM segments WHERE first_position <= ? ORDER BY first_position DESC LIMIT 1")
+        statement.bind(position, at: 1)
+        let found = try statement.stepRow(db) ? statement.int64(at: 0) : nil
+        statement.resetBindings()
+        guard let first = found else { return nil }
+        return try decodedSegment(db, first: first).first { $0.position == position }
+    }
+
+    /// Every event of the segment starting at `first`, with hashes (which it keeps in `segmentHashes`).
+    func decodedSegment(_ db: Database, first: Int64) throws -> [RecordedEvent] {
+        try decoders.withHandle { decoder in
+            guard let decoded = try decodeSegment(db, first: first, decoder: decoder) else { return [] }
+            return decoded
+        }
+    }
+
+    /// Reads and decodes the segment starting at `first` (nil: there is none) and keeps its hashes.
+    private func decodeSegment(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [RecordedEvent]? {
+        var names: [Int64: String] = [:]
+        let raw: RawSegment?
+        do {
+            raw = try RawSegment.read(
+                first: first, db: db, names: &names, loader: decoder, namespacedFrom: try EventStore.namespacedFrom(db))
+        } catch let error as RowDecodingError {
+            throw error.storeError
+        }
+        guard let raw else { return nil }
+        let decoded = raw.decode(with: decoder)
+        if let error = decoded.error { throw error.storeError }
+        segmentHashes.store(decoded.events.map(\.hash), of: first)
+        return decoded.events
+    }
+
+    /// The chain hashes of the segment starting at `first`, by position − first.
+    private func segmentHashes(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [[UInt8]] {
+        if let known = segmentHashes.hashes(of: first) { return known }
+        guard let decoded = try decodeSegment(db, first: first, decoder: decoder) else {
+            throw StoreError(.schema, "a block names segment \(first), which is missing")
+        }
+        return decoded.map(\.hash)
+    }
+}

@@ -1,0 +1,261 @@
+import CZstd
+import Foundation
+import GRDB
+
+/// What one call of `seal` did.
+public struct SealReport: Sendable, Hashable {
+    /// Segments written by this call.
+    public var segments: Int
+    /// Events moved from rows into those segments.
+    public var events: Int64
+    /// Stored bytes of those events before (their row payloads) and after (their blocks and check values).
+    public var rowPayloadBytes: Int64
+    public var sealedBytes: Int64
+    /// The last sealed position after the call (0: nothing is sealed).
+    public var sealedThrough: Int64
+}
+
+/// Sealing: the oldest rows of `events`, a segment at a time, become per-stream zstd blocks.
+///
+/// Each segment is built from a read snapshot, beside the writer: its rows are read, their chain re-verified
+/// (sealing never hides a damaged row), grouped by stream and compressed with the newest dictionary. Only then
+/// does a short write transaction insert the blocks, the segment row and the id keys and delete the rows, after
+/// checking that nobody sealed that range meanwhile. A crash at any moment leaves either the rows or the
+/// segment, never both and never neither: the transaction is SQLite's.
+extension EventStore {
+    /// Seals every event up to `through` (default: the whole log) that is not sealed yet, in segments of at most
+    /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment.
+    @discardableResult
+    public func seal(through: Int64? = nil, progress: ((Int64, Int64) -> Void)? = nil) throws -> SealReport {
+        if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
+        var report = SealReport(segments: 0, events: 0, rowPayloadBytes: 0, sealedBytes: 0, sealedThrough: 0)
+        let compressor = SegmentCompressor(level: configuration.sealLevel)
+        do {
+            while true {
+                guard let built = try pool.read({ db in try buildSegment(db, through: through, compressor: compressor) })
+                else {
+                    report.sealedThrough = try pool.read { db in try EventReader.sealedThrough(db) }
+                    return report
+                }
+                // nil: another sealer wrote this range first; look again.
+                guard let written = try pool.write({ db in try built.write(db) }) else { continue }
+                report.segments += 1
+                report.events += built.last - built.first + 1
+                report.rowPayloadBytes += written
+                report.sealedBytes += built.storedBytes
+                report.sealedThrough = built.last
+                progress?(built.last, built.target)
+            }
+        } catch let error as RowDecodingError {
+            throw error.storeError
+        } catch {
+            throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
+        }
+    }
+
+    /// Events after the last segment not sealed yet.
+    public func unsealedEvents(in db: Database) throws -> Int64 {
+        try lastPosition(in: db) - EventReader.sealedThrough(db)
+    }
+
+    /// The next segment to seal as `db` sees the log, compressed and ready to write; nil when nothing up to
+    /// `through` is left unsealed.
+    private func buildSegment(_ db: Database, through: Int64?, compressor: SegmentCompressor) throws -> BuiltSegment? {
+        let sealed = try EventReader.sealedThrough(db)
+        let last = try lastPosition(in: db)
+        let target = min(through ?? last, last)
+        guard target > sealed else { return nil }
+        let first = sealed + 1
+        let end = min(target, sealed + Int64(configuration.segmentEvents))
+        let events = try reader.fetch(db, sql: EventReader.columns + " WHERE e.position BETWEEN ? AND ? ORDER BY e.position") {
+            $0.bind(first, at: 1)
+            $0.bind(end, at: 2)
+        }
+        // The rows must be exactly first…end and match the chain from the last sealed hash.
+        let start = try sealed == 0 ? ChainHasher.genesis : segmentLastHash(db, through: sealed)
+        var previous = start
+        let namespacedFrom = try Self.namespacedFrom(db)
+        for (index, event) in events.enumerated() {
+            guard event.position == first + Int64(index) else {
+                throw StoreError(.corruptPayload, "position \(first + Int64(index)) is missing; run verify before sealing")
+            }
+            let hash = ChainHasher.finish(ChainHasher.prefix(event, namespacedFrom: namespacedFrom), previous: previous)
+            guard hash == event.hash else {
+                throw StoreError(.corruptPayload, "position \(event.position) does not match its hash; run verify before sealing")
+            }
+            previous = hash
+        }
+        guard events.count == Int(end - first + 1) else {
+            throw StoreError(.corruptPayload, "position \(first + Int64(events.count)) is missing; run verify before sealing")
+        }
+        let dictionary = try Row.fetchOne(db, sql: "SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1")
+            .map { (id: $0["id"] as Int64, bytes: Array($0["bytes"] as Data)) }
+        try compressor.use(dictionary)
+        let streamIDs = try Dictionary(
+            Row.fetchAll(
+                db, sql: "SELECT position, stream FROM events WHERE position BETWEEN ? AND ?", arguments: [first, end]
+            ).map { ($0[0] as Int64, $0[1] as Int64) }, uniquingKeysWith: { a, _ in a })
+        return try BuiltSegment(
+            events: events, streamIDs: streamIDs, previousHash: start, dictionary: dictionary?.id, compressor: compressor, target: target)
+    }
+
+    /// The `last_hash` of the segment ending at `through`.
+    private func segmentLastHash(_ db: Database, through: Int64) throws -> [UInt8] {
+        guard let data = try Data.fetchOne(
+            db, sql: "SELECT last_hash FROM segments WHERE last_position = ? ORDER BY first_position DESC LIMIT 1",
+            arguments: [through])
+        else { throw StoreError(.schema, "no segment ends at position \(through)") }
+        return Array(data)
+    }
+}
+
+/// A zstd context with the dictionary segments are compressed with now.
+final class SegmentCompressor {
+    private let context = CompressionContext()
+    private let level: Int32
+    private var dictionaryID: Int64?
+    private var dictionary: CompressionDictionary?
+
+    init(level: Int32) {
+        self.level = level
+        _ = ZSTD_CCtx_setParameter(context.pointer, ZSTD_c_compressionLevel, level)
+    }
+
+    func use(_ newest: (id: Int64, bytes: [UInt8])?) throws {
+        guard let newest, newest.id != dictionaryID else { return }
+        guard let made = CompressionDictionary(bytes: newest.bytes, level: level) else {
+            throw StoreError(.corruptDictionary, "dictionary \(newest.id) could not be loaded for compression")
+        }
+        if let name = zstdErrorName(ZSTD_CCtx_refCDict(context.pointer, made.pointer)) {
+            throw StoreError(.corruptDictionary, "dictionary \(newest.id) refused by zstd: \(name)")
+        }
+        dictionary = made
+        dictionaryID = newest.id
+    }
+
+    func compress(_ bytes: [UInt8]) throws -> [UInt8] {
+        switch context.compress(bytes) {
+        case .success(let frame): return frame
+        case .failure(let error): throw StoreError(.compression, "zstd compression failed: \(error.name)")
+        }
+    }
+}
+
+/// A segment compressed from a snapshot, waiting for its write transaction.
+struct BuiltSegment {
+    struct Block {
+        var stream: Int64
+        var firstVersion: Int64
+        var lastVersion: Int64
+        var minAt: Int64
+        var data: [UInt8]
+        var idKeys: [Int64]
+    }
+
+    /// Raw bytes past which a stream's events of one segment start another block (a block is decoded whole).
+    static let blockBytes = 256 * 1024
+
+    let first: Int64
+    let last: Int64
+    let target: Int64
+    let previousHash: [UInt8]
+    let lastHash: [UInt8]
+    let checks: [UInt8]
+    let dictionary: Int64?
+    let blocks: [Block]
+
+    var storedBytes: Int64 { Int64(checks.count + blocks.reduce(0) { $0 + $1.data.count }) }
+
+    init(
+        events: [RecordedEvent], streamIDs: [Int64: Int64], previousHash: [UInt8], dictionary: Int64?,
+        compressor: SegmentCompressor, target: Int64
+    ) throws {
+        first = events[0].position
+        last = events[events.count - 1].position
+        self.target = target
+        self.previousHash = previousHash
+        lastHash = events[events.count - 1].hash
+        checks = events.flatMap { $0.hash.prefix(4) }
+        self.dictionary = dictionary
+        // Group by stream, streams in the order of their first event; within a stream, versions are consecutive.
+        var order: [Int64] = []
+        var byStream: [Int64: [RecordedEvent]] = [:]
+        for event in events {
+            guard let stream = streamIDs[event.position] else {
+                throw StoreError(.schema, "position \(event.position) vanished while sealing")
+            }
+            if byStream[stream] == nil { order.append(stream) }
+            byStream[stream, default: []].append(event)
+        }
+        var blocks: [Block] = []
+        var raw: [UInt8] = []
+        for stream in order {
+            var pending: [RecordedEvent] = []
+            var pendingBytes = 0
+            func flush() throws {
+                guard !pending.isEmpty else { return }
+                raw.removeAll(keepingCapacity: true)
+                SegmentBlock.encode(
+                    pending.map {
+                        SegmentBlock.Record(
+                            position: $0.position, id: $0.id, type: $0.type, at: $0.at, recordedAt: $0.recordedAt,
+                            payload: $0.payload)
+                    }, segmentStart: events[0].position, into: &raw)
+                blocks.append(Block(
+                    stream: stream, firstVersion: pending[0].version, lastVersion: pending[pending.count - 1].version,
+                    minAt: pending.map(\.at).min() ?? 0, data: try compressor.compress(raw),
+                    idKeys: pending.map { EventReader.idKey($0.id) }))
+                pending.removeAll(keepingCapacity: true)
+                pendingBytes = 0
+            }
+            for event in byStream[stream] ?? [] {
+                if pendingBytes > 0, pendingBytes + event.payload.count > Self.blockBytes { try flush() }
+                pending.append(event)
+                pendingBytes += event.payload.count + event.id.utf8.count + event.type.utf8.count + 16
+            }
+            try flush()
+        }
+        self.blocks = blocks
+    }
+
+    /// Writes the segment and deletes its rows, in the caller's write transaction. Returns the row payload
+    /// bytes it freed, or nil (writing nothing) when the range is no longer the next one to seal.
+    func write(_ db: Database) throws -> Int64? {
+        guard try EventReader.sealedThrough(db) == first - 1 else { return nil }
+        let rows = try Row.fetchOne(
+            db, sql: "SELECT count(*), coalesce(sum(length(payload)), 0) FROM events WHERE position BETWEEN ? AND ?",
+            arguments: [first, last])
+        guard let rows, rows[0] as Int64 == last - first + 1 else { return nil }
+        let freed: Int64 = rows[1]
+        let firstBlock = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM segment_blocks") ?? 0) + 1
+        let insertBlock = try db.cachedStatement(
+            sql: """
+                INSERT INTO segment_blocks(id, segment, stream, first_version, last_version, min_at, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+        let insertKey = try db.cachedStatement(sql: "INSERT OR IGNORE INTO sealed_ids(key, block) VALUES (?, ?)")
+        for (index, block) in blocks.enumerated() {
+            let id = firstBlock + Int64(index)
+            try insertBlock.execute(arguments: [
+                id, first, block.stream, block.firstVersion, block.lastVersion, block.minAt, Data(block.data),
+            ])
+            for key in block.idKeys { try insertKey.execute(arguments: [key, id]) }
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO segments(first_position, last_position, first_block, blocks, dictionary, previous_hash,
+                    last_hash, checks)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                first, last, firstBlock, blocks.count, dictionary, Data(previousHash), Data(lastHash), Data(checks),
+            ])
+        try db.execute(sql: "DELETE FROM events WHERE position BETWEEN ? AND ?", arguments: [first, last])
+        try db.execute(
+            sql: """
+                UPDATE store_counters SET value = value + CASE name WHEN 'sealed_bytes' THEN ? ELSE ? END
+                WHERE name IN ('sealed_bytes', 'stored_payload_bytes')
+                """, arguments: [storedBytes, -freed])
+        return freed
+    }
+}

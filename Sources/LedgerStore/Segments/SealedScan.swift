@@ -1,0 +1,126 @@
+import Foundation
+import GRDB
+
+/// A scan over sealed segments, in position order: the sealed counterpart of `ParallelScan`.
+///
+/// Segments never change once committed (sealing only adds segments, in one transaction with deleting their
+/// rows), so any later snapshot holds the same bytes for a segment the caller's snapshot sees. Two reader
+/// threads, each with a read-only connection of its own, take alternate segments and read, decompress, hash
+/// (each segment's chain starts from its stored `previous_hash`, so segments hash independently) and
+/// transform them; the caller's thread takes them in order. The first `leadingSegments` are decoded on the
+/// caller's thread, so a short read (a feed page) never starts the readers; a reader that fails leaves its
+/// segments to the caller's connection, which also gives the right error.
+enum SealedScan {
+    static let leadingSegments = 1
+    static let minimumReaderSegments = 2
+
+    /// One decoded segment: its events (with chain hashes) and their transforms, in order.
+    struct Chunk<T> {
+        var first: Int64
+        var last: Int64
+        var previousHash: [UInt8]
+        var items: [(RecordedEvent, T)]
+        /// The segment does not decode (`RowDecodingError` at its first position), or `transform` threw after
+        /// `items`.
+        var error: (any Error)?
+        /// The first position whose hash differs from its stored check value.
+        var mismatch: Int64?
+    }
+
+    /// First positions of the segments holding positions after `after`, in order.
+    static func segments(_ db: Database, after: Int64) throws -> [Int64] {
+        try Int64.fetchAll(
+            db,
+            sql: """
+                SELECT first_position FROM segments
+                WHERE first_position >= coalesce(
+                    (SELECT first_position FROM segments WHERE first_position <= ? ORDER BY first_position DESC LIMIT 1), 0)
+                ORDER BY first_position
+                """, arguments: [after + 1])
+    }
+
+    /// Calls `body` with each segment holding positions after `after`, in order, until it returns false
+    /// (then returns false).
+    static func run<T: Sendable>(
+        path: String, db: Database, after: Int64, decoders: DecoderPool,
+        transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (Chunk<T>) throws -> Bool
+    ) throws -> Bool {
+        let firsts = try segments(db, after: after)
+        let namespacedFrom = try EventStore.namespacedFrom(db)
+        var readers: [BoundedPipeline<Chunk<T>?>] = []
+        defer { for reader in readers { reader.stop() } }
+        for (index, first) in firsts.enumerated() {
+            if index == leadingSegments && firsts.count - index >= minimumReaderSegments {
+                readers = (0..<2).map { reader in
+                    let mine = Array(stride(from: index + reader, to: firsts.count, by: 2)).map { firsts[$0] }
+                    return BoundedPipeline(name: "ledger-seal-read", capacity: 1) { pipeline in
+                        read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders,
+                            transform: transform, into: pipeline)
+                    }
+                }
+            }
+            let sent = readers.isEmpty ? nil : (try? readers[(index - leadingSegments) % 2].next()) ?? nil
+            let chunk: Chunk<T>
+            if let ready = sent {
+                chunk = ready
+            } else {
+                var names: [Int64: String] = [:]
+                chunk = try decoders.withHandle { decoder in
+                    guard
+                        let raw = try RawSegment.read(
+                            first: first, db: db, names: &names, loader: decoder, namespacedFrom: namespacedFrom)
+                    else { throw StoreError(.schema, "segment \(first) vanished during a scan") }
+                    return decode(raw, decoder, transform)
+                }
+            }
+            guard try body(chunk) else { return false }
+        }
+        return true
+    }
+
+    /// Decodes `raw` and transforms its events.
+    static func decode<T>(_ raw: RawSegment, _ decoder: PayloadDecoder, _ transform: (RecordedEvent) throws -> T)
+        -> Chunk<T>
+    {
+        let decoded = raw.decode(with: decoder)
+        var chunk = Chunk<T>(
+            first: raw.first, last: raw.last, previousHash: raw.previousHash, items: [], error: decoded.error,
+            mismatch: decoded.mismatch)
+        chunk.items.reserveCapacity(decoded.events.count)
+        for event in decoded.events {
+            do {
+                chunk.items.append((event, try transform(event)))
+            } catch {
+                chunk.error = error
+                break
+            }
+        }
+        return chunk
+    }
+
+    /// A reader's thread: sends each of `firsts` decoded, or nil for one it could not read (then stops).
+    private static func read<T>(
+        _ firsts: [Int64], path: String, namespacedFrom: Int64, decoders: DecoderPool,
+        transform: (RecordedEvent) throws -> T, into pipeline: BoundedPipeline<Chunk<T>?>
+    ) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "LedgerStore.sealed-scan"
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
+        try? queue.read { db in
+            var names: [Int64: String] = [:]
+            decoders.withHandle { decoder in
+                for first in firsts {
+                    guard
+                        let raw = try? RawSegment.read(
+                            first: first, db: db, names: &names, loader: decoder, namespacedFrom: namespacedFrom)
+                    else {
+                        _ = pipeline.send(nil)
+                        return
+                    }
+                    guard pipeline.send(decode(raw, decoder, transform)) else { return }
+                }
+            }
+        }
+    }
+}

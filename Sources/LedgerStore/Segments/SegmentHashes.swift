@@ -1,0 +1,36 @@
+import Synchronization
+
+/// Chain hashes of recently read segments, by first position.
+///
+/// A sealed event's hash is not stored (only a 4-byte check value), and computing it needs every event of its
+/// segment before it, whatever their stream. A point read that wants hashes (a timeline, an event by id) decodes
+/// the segment once; later reads of the same segment find its hashes here. A segment never changes once
+/// committed, and its hashes are a function of the logical events, so an entry never goes stale; at most
+/// `capacity` segments are kept (4096 events × 32 bytes each).
+final class SegmentHashes: Sendable {
+    private struct Entries {
+        var hashes: [Int64: [[UInt8]]] = [:]
+        var order: [Int64] = []
+    }
+
+    private let entries = Mutex(Entries())
+    private let capacity: Int
+
+    init(capacity: Int = 32) {
+        self.capacity = capacity
+    }
+
+    func hashes(of first: Int64) -> [[UInt8]]? {
+        entries.withLock { $0.hashes[first] }
+    }
+
+    func store(_ hashes: [[UInt8]], of first: Int64) {
+        entries.withLock { entries in
+            guard entries.hashes.updateValue(hashes, forKey: first) == nil else { return }
+            entries.order.append(first)
+            if entries.order.count > capacity {
+                entries.hashes[entries.order.removeFirst()] = nil
+            }
+        }
+    }
+}
