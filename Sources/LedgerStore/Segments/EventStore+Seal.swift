@@ -24,14 +24,17 @@ public struct SealReport: Sendable, Hashable {
 /// segment, never both and never neither: the transaction is SQLite's.
 extension EventStore {
     /// Seals every event up to `through` (default: the whole log) that is not sealed yet, in segments of at most
-    /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment.
+    /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment;
+    /// `continuing` is asked before each one (false: stop there, e.g. at shutdown).
     @discardableResult
-    public func seal(through: Int64? = nil, progress: ((Int64, Int64) -> Void)? = nil) throws -> SealReport {
+    public func seal(
+        through: Int64? = nil, continuing: () -> Bool = { true }, progress: ((Int64, Int64) -> Void)? = nil
+    ) throws -> SealReport {
         if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
         var report = SealReport(segments: 0, events: 0, rowPayloadBytes: 0, sealedBytes: 0, sealedThrough: 0)
         let compressor = SegmentCompressor(level: configuration.sealLevel)
         do {
-            while true {
+            while continuing() {
                 guard let built = try pool.read({ db in try buildSegment(db, through: through, compressor: compressor) })
                 else {
                     report.sealedThrough = try pool.read { db in try EventReader.sealedThrough(db) }
@@ -46,6 +49,7 @@ extension EventStore {
                 report.sealedThrough = built.last
                 progress?(built.last, built.target)
             }
+            return report
         } catch let error as RowDecodingError {
             throw error.storeError
         } catch {

@@ -12,7 +12,9 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
             --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_BUSY_TIMEOUT, \
-            LEDGER_IDLE_TIMEOUT, LEDGER_HEAD_TIMEOUT, LEDGER_BODY_TIMEOUT. SIGTERM or SIGINT stop accepting requests, \
+            LEDGER_IDLE_TIMEOUT, LEDGER_HEAD_TIMEOUT, LEDGER_BODY_TIMEOUT, LEDGER_KEEP_UNSEALED. Older events are sealed into \
+            compressed segments in the background (every 2 s, whole segments of 4096 events beyond the newest \
+            --keep-unsealed; -1 turns it off). SIGTERM or SIGINT stop accepting requests, \
             let in-flight appends finish, drain the store's queue and exit 0.
 
             Example:
@@ -53,6 +55,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a request body may take to arrive, then 408 (env LEDGER_BODY_TIMEOUT). [default: 30]")
     var bodyTimeout: Double?
 
+    @Option(help: "Newest events kept as rows; older ones are sealed in the background, -1: never (env LEDGER_KEEP_UNSEALED). [default: 16384]")
+    var keepUnsealed: Int?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let host = host ?? environment["LEDGER_HOST"] ?? "127.0.0.1"
@@ -69,6 +74,9 @@ struct Serve: AsyncParsableCommand {
         guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
         let timeouts = try readTimeouts(environment)
+        let keepUnsealed =
+            try keepUnsealed ?? Self.integer(environment["LEDGER_KEEP_UNSEALED"], name: "LEDGER_KEEP_UNSEALED") ?? 16_384
+        guard keepUnsealed >= -1 else { throw ValidationError("--keep-unsealed must be -1 (never seal) or at least 0") }
 
         let level = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
         LoggingSystem.bootstrap({ label, metadataProvider in
@@ -80,7 +88,9 @@ struct Serve: AsyncParsableCommand {
         let keys: APIKeyStore
         let hasKeys: Bool
         do {
-            ledger = try openLedger(path: db, durability: durability, busyTimeout: busyTimeout, logger: logger)
+            ledger = try openLedger(
+                path: db, durability: durability, busyTimeout: busyTimeout,
+                sealing: keepUnsealed < 0 ? nil : .init(keepUnsealed: keepUnsealed), logger: logger)
             // One pool per file: the keys live in the ledger file and go through the ledger's pool.
             keys = try APIKeyStore(writer: ledger.pool)
             hasKeys = try !keys.list().isEmpty
@@ -147,8 +157,12 @@ struct Serve: AsyncParsableCommand {
 }
 
 /// Opens the ledger file the service answers from, with the asked durability.
-func openLedger(path: String, durability: Serve.Durability, busyTimeout: Duration, logger: Logger) throws -> Ledger {
+func openLedger(
+    path: String, durability: Serve.Durability, busyTimeout: Duration,
+    sealing: StoreConfiguration.BackgroundSealing? = nil, logger: Logger
+) throws -> Ledger {
     var configuration = LedgerConfiguration()
+    configuration.store.backgroundSealing = sealing
     configuration.store.durability = durability == .full ? .full : .normal
     configuration.store.busyTimeout = busyTimeout
     return try Ledger(path: path, configuration: configuration, logger: logger)
