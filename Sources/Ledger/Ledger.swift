@@ -93,7 +93,7 @@ public final class Ledger: Sendable {
             ])
             try db.inTransaction {
                 var chunk: [RecordedEvent] = []
-                try store.forEachEvent(in: db, after: done) { event in
+                try store.forEachEvent(in: db, after: done, hashes: false) { event in
                     chunk.append(event)
                     if chunk.count == 4096 {
                         try projector.apply(chunk, db: db)

@@ -19,6 +19,8 @@ struct LedgerBenchmark: AsyncParsableCommand {
     @Option(help: "Queries to time for each percentile figure.") var samples = 1_000
     @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
     @Option(help: "Corpus seed.") var seed: UInt64 = 2026
+    @Option(help: "Events per sealed segment.") var segmentEvents = StoreConfiguration().segmentEvents
+    @Option(help: "zstd level of sealed blocks.") var sealLevel = Int(StoreConfiguration().sealLevel)
 
     func run() async throws {
         guard let level = StoreConfiguration.Durability(rawValue: durability) else {
@@ -45,6 +47,8 @@ struct LedgerBenchmark: AsyncParsableCommand {
         let baseImport = try await Measure.seconds { try baseline.importAll(lines) }
         var configuration = LedgerConfiguration()
         configuration.store.durability = level
+        configuration.store.segmentEvents = segmentEvents
+        configuration.store.sealLevel = Int32(sealLevel)
         let ledger = try Ledger(path: ledgerPath, configuration: configuration, logger: Logger(label: "bench"))
         let ledgerImport = try await Measure.seconds {
             _ = try await ledger.importJSONLines(try JSONLinesReader(path: jsonl))
@@ -89,6 +93,64 @@ struct LedgerBenchmark: AsyncParsableCommand {
             let start = try await ledger.state(activity: activity, at: farFuture).startsAt.milliseconds
             times.append(Instant(milliseconds: start + Int64.random(in: 0...(4 * 3_600_000), using: &random)))
         }
+        try await Self.queries(ledger: ledger, baseline: baseline, picks: picks, times: times, perActivity: perActivity, label: "")
+
+        // Both files checkpointed: the baseline's single big transaction leaves a WAL as large as its table, and
+        // counting it (as this bench did until 2026-11-22) doubled the baseline and the ratio with it.
+        try await ledger.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await baseline.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let ledgerBytes = Measure.fileBytes(ledgerPath)
+        let baseBytes = Measure.fileBytes(basePath)
+        print(String(
+            format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (with projections; target ≥ 6x)",
+            "file size" as NSString, Double(ledgerBytes) / Double(lines.count), Double(baseBytes) / Double(lines.count),
+            Double(baseBytes) / Double(max(ledgerBytes, 1))))
+
+        // Sealed: the same ledger after `seal`, every figure again.
+        let sealSeconds = try await Measure.seconds { _ = try await ledger.seal() }
+        Self.row("seal (rows into segments)", lines.count, sealSeconds, baseline: ledgerImport, note: "beside it: import")
+        try await ledger.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let inUse = try await ledger.pool.read { db in
+            let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let free = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            let size = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            return (pages - free) * size
+        }
+        print(String(
+            format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (pages in use; target ≥ 6x)",
+            "sealed size" as NSString, Double(inUse) / Double(lines.count), Double(baseBytes) / Double(lines.count),
+            Double(baseBytes) / Double(max(inUse, 1))))
+        var sealedScanned = 0
+        let sealedRead = try await Measure.seconds {
+            try ledger.store.forEachEvent(after: 0, hashes: false) { _ in
+                sealedScanned += 1
+                return true
+            }
+        }
+        Self.row("read + decompress, sealed", sealedScanned, sealedRead, baseline: readPass,
+                 note: "target ≥ 2M/s; no hashes; beside it: rows")
+        var hashedScanned = 0
+        let hashedRead = try await Measure.seconds {
+            try ledger.store.forEachEvent(after: 0) { _ in
+                hashedScanned += 1
+                return true
+            }
+        }
+        Self.row("  with chain hashes (feed, export)", hashedScanned, hashedRead, baseline: sealedRead,
+                 note: "beside it: without")
+        let sealedRebuild = try await Measure.seconds { _ = try await ledger.rebuild() }
+        Self.row("rebuild all projections, sealed", lines.count, sealedRebuild, baseline: ledgerRebuild,
+                 note: "target ≥ 1M/s; beside it: rows")
+        try await Self.queries(
+            ledger: ledger, baseline: baseline, picks: picks, times: times, perActivity: perActivity, label: ", sealed")
+    }
+
+    /// state --at, timeline and audit on random activities, beside the baseline's naive state.
+    static func queries(
+        ledger: Ledger, baseline: NaiveJSONLedger, picks: [(String, Instant)], times: [Instant], perActivity: Int,
+        label: String
+    ) async throws {
+        let samples = picks.count
         var stateSamples: [Sample] = []
         var coreSamples: [Sample] = []
         var baseStateSamples: [Sample] = []
@@ -105,7 +167,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
         let statePercentiles = Self.percentiles(stateSamples)
         let corePercentiles = Self.percentiles(coreSamples)
         let baseStatePercentiles = Self.percentiles(baseStateSamples)
-        Self.latency("state --at (activity of \(perActivity) events)", statePercentiles, baseline: baseStatePercentiles, note: "target p99 ≤ 1 ms; async API")
+        Self.latency("state --at (activity of \(perActivity) events)" + label, statePercentiles, baseline: baseStatePercentiles, note: "target p99 ≤ 1 ms; async API")
         Self.latency("  the read and fold alone", corePercentiles, baseline: baseStatePercentiles, note: "no thread hop")
         let subset = Array(picks.prefix(max(1, samples / 5)))
         var timelineSamples: [Sample] = []
@@ -119,19 +181,9 @@ struct LedgerBenchmark: AsyncParsableCommand {
         let timeline = Self.percentiles(timelineSamples)
         let audit = Self.percentiles(auditSamples)
         let baseAll = Self.percentiles(baseAllSamples)
-        Self.latency("timeline (whole activity)", timeline, baseline: baseAll, note: "target ≤ 5 ms")
-        Self.latency("audit (whole activity)", audit, baseline: baseAll, note: "target ≤ 5 ms")
+        Self.latency("timeline (whole activity)" + label, timeline, baseline: baseAll, note: "target ≤ 5 ms")
+        Self.latency("audit (whole activity)" + label, audit, baseline: baseAll, note: "target ≤ 5 ms")
 
-        // Both files checkpointed: the baseline's single big transaction leaves a WAL as large as its table, and
-        // counting it (as this bench did until 2026-11-22) doubled the baseline and the ratio with it.
-        try await ledger.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        try await baseline.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        let ledgerBytes = Measure.fileBytes(ledgerPath)
-        let baseBytes = Measure.fileBytes(basePath)
-        print(String(
-            format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (with projections; target ≥ 6x)",
-            "file size" as NSString, Double(ledgerBytes) / Double(lines.count), Double(baseBytes) / Double(lines.count),
-            Double(baseBytes) / Double(max(ledgerBytes, 1))))
     }
 
     /// The activity of every request in the corpus.

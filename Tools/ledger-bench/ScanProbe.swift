@@ -11,6 +11,7 @@ struct ScanProbe: AsyncParsableCommand {
 
     @Option(help: "Ledger file to read (not modified).") var db: String
     @Option(help: "Full scans to run.") var rounds: Int = 3
+    @Flag(help: "Compute sealed events' chain hashes (as the feed and export do).") var hashes = false
 
     func run() async throws {
         var configuration = StoreConfiguration()
@@ -21,7 +22,7 @@ struct ScanProbe: AsyncParsableCommand {
             var bytes = 0
             let cpuStart = Self.processCPUSeconds()
             let seconds = try await Measure.seconds {
-                try store.forEachEvent(after: 0) { event in
+                try store.forEachEvent(after: 0, hashes: hashes) { event in
                     count += 1
                     bytes += event.payload.count
                     return true

@@ -31,7 +31,7 @@ extension Ledger {
             let decode: @Sendable (RecordedEvent) -> Result<ProjectionEvent, any Error> = { recorded in
                 Result { try ProjectionDecoder.decode(recorded) }
             }
-            try store.forEachEvent(in: db, after: 0, transform: decode) { event, decoded in
+            try store.forEachEvent(in: db, after: 0, hashes: false, transform: decode) { event, decoded in
                 switch decoded {
                 case .success(let decoded):
                     try batch.apply(decoded, position: event.position)

@@ -37,7 +37,7 @@ extension Ledger {
                 batch.removeAll(keepingCapacity: true)
                 progress?(count, last)
             }
-            try store.forEachEvent(after: 0) { event in
+            try store.forEachEvent(after: 0, hashes: false) { event in
                 switch limit {
                 case .position(let n) where event.position > n: return false
                 case .until(let t) where event.at > t.milliseconds: return true

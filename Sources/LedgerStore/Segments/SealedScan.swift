@@ -14,14 +14,17 @@ enum SealedScan {
     static let leadingSegments = 1
     static let minimumReaderSegments = 2
 
-    /// One decoded segment: its events (with chain hashes) and their transforms, in order.
+    /// One decoded segment: its events (with chain hashes) and their transforms, in order. Two arrays, not one
+    /// of pairs: copying pairs out of an array retained every event's four references (a third of a scan).
     struct Chunk<T> {
         var first: Int64
         var last: Int64
         var previousHash: [UInt8]
-        var items: [(RecordedEvent, T)]
+        var events: [RecordedEvent]
+        /// `transform` of `events[i]`; shorter than `events` when it threw (`error`).
+        var values: [T]
         /// The segment does not decode (`RowDecodingError` at its first position), or `transform` threw after
-        /// `items`.
+        /// `values`.
         var error: (any Error)?
         /// The first position whose hash differs from its stored check value.
         var mismatch: Int64?
@@ -40,9 +43,10 @@ enum SealedScan {
     }
 
     /// Calls `body` with each segment holding positions after `after`, in order, until it returns false
-    /// (then returns false).
+    /// (then returns false). Without `hashes`, events come with an empty hash and no check is made (`mismatch`
+    /// stays nil): hashing was about a fifth of a scan.
     static func run<T: Sendable>(
-        path: String, db: Database, after: Int64, decoders: DecoderPool,
+        path: String, db: Database, after: Int64, decoders: DecoderPool, hashes: Bool = true,
         transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (Chunk<T>) throws -> Bool
     ) throws -> Bool {
         let firsts = try segments(db, after: after)
@@ -54,7 +58,7 @@ enum SealedScan {
                 readers = (0..<2).map { reader in
                     let mine = Array(stride(from: index + reader, to: firsts.count, by: 2)).map { firsts[$0] }
                     return BoundedPipeline(name: "ledger-seal-read", capacity: 1) { pipeline in
-                        read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders,
+                        read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders, hashes: hashes,
                             transform: transform, into: pipeline)
                     }
                 }
@@ -70,7 +74,7 @@ enum SealedScan {
                         let raw = try RawSegment.read(
                             first: first, db: db, names: &names, loader: decoder, namespacedFrom: namespacedFrom)
                     else { throw StoreError(.schema, "segment \(first) vanished during a scan") }
-                    return decode(raw, decoder, transform)
+                    return decode(raw, decoder, hashes: hashes, transform)
                 }
             }
             guard try body(chunk) else { return false }
@@ -79,28 +83,34 @@ enum SealedScan {
     }
 
     /// Decodes `raw` and transforms its events.
-    static func decode<T>(_ raw: RawSegment, _ decoder: PayloadDecoder, _ transform: (RecordedEvent) throws -> T)
-        -> Chunk<T>
-    {
-        let decoded = raw.decode(with: decoder)
+    static func decode<T>(
+        _ raw: RawSegment, _ decoder: PayloadDecoder, hashes: Bool, _ transform: (RecordedEvent) throws -> T
+    ) -> Chunk<T> {
+        let decoded = raw.decode(with: decoder, hashes: hashes)
         var chunk = Chunk<T>(
-            first: raw.first, last: raw.last, previousHash: raw.previousHash, items: [], error: decoded.error,
-            mismatch: decoded.mismatch)
-        chunk.items.reserveCapacity(decoded.events.count)
-        for event in decoded.events {
-            do {
-                chunk.items.append((event, try transform(event)))
-            } catch {
-                chunk.error = error
-                break
+            first: raw.first, last: raw.last, previousHash: raw.previousHash, events: decoded.events, values: [],
+            error: decoded.error, mismatch: decoded.mismatch)
+        // Through the buffer, each event is lent to `transform` without a copy (an array element would be copied:
+        // four retains and releases per event).
+        var values: [T] = []
+        values.reserveCapacity(chunk.events.count)
+        chunk.events.withUnsafeBufferPointer { events in
+            for index in events.indices {
+                do {
+                    values.append(try transform(events[index]))
+                } catch {
+                    chunk.error = error
+                    break
+                }
             }
         }
+        chunk.values = values
         return chunk
     }
 
     /// A reader's thread: sends each of `firsts` decoded, or nil for one it could not read (then stops).
     private static func read<T>(
-        _ firsts: [Int64], path: String, namespacedFrom: Int64, decoders: DecoderPool,
+        _ firsts: [Int64], path: String, namespacedFrom: Int64, decoders: DecoderPool, hashes: Bool,
         transform: (RecordedEvent) throws -> T, into pipeline: BoundedPipeline<Chunk<T>?>
     ) {
         var configuration = Configuration()
@@ -118,7 +128,7 @@ enum SealedScan {
                         _ = pipeline.send(nil)
                         return
                     }
-                    guard pipeline.send(decode(raw, decoder, transform)) else { return }
+                    guard pipeline.send(decode(raw, decoder, hashes: hashes, transform)) else { return }
                 }
             }
         }

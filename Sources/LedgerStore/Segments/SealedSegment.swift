@@ -96,19 +96,14 @@ struct RawSegment: Sendable {
             throw StoreError(.corruptPayload, "block \(block.id) has an impossible version range")
         }
         let raw = try block.data.withUnsafeBytes { try decoder.decompress($0, using: dictionary) }
-        let records: [SegmentBlock.Record]
         do {
-            records = try raw.withUnsafeBytes { bytes in
-                try SegmentBlock.decode(bytes, count: Int(count), segmentStart: first, segmentEnd: last)
+            return try raw.withUnsafeBytes { bytes in
+                try SegmentBlock.decode(
+                    bytes, count: Int(count), segmentStart: first, segmentEnd: last, stream: block.stream,
+                    firstVersion: block.firstVersion)
             }
         } catch let error as SegmentBlock.BlockError {
             throw StoreError(.corruptPayload, "block \(block.id) does not decode: \(error.reason)")
-        }
-        return records.enumerated().map { index, record in
-            RecordedEvent(
-                position: record.position, stream: block.stream, version: block.firstVersion + Int64(index),
-                id: record.id, type: record.type, at: record.at, recordedAt: record.recordedAt,
-                payload: record.payload, hash: [])
         }
     }
 
@@ -116,50 +111,55 @@ struct RawSegment: Sendable {
     /// `previous_hash`, and the first position whose hash does not match its stored check value (4 bytes, the
     /// last position's whole `last_hash`). Bytes that do not decode, or positions missing or twice, fail the
     /// whole segment at its first position.
-    func decode(with decoder: PayloadDecoder) -> DecodedSegment {
+    func decode(with decoder: PayloadDecoder, hashes: Bool = true) -> DecodedSegment {
         let count = Int(last - first + 1)
         guard count >= 1, checks.count == count * 4, previousHash.count == 32, lastHash.count == 32 else {
             return DecodedSegment(events: [], mismatch: nil, error: failure("its row is malformed"))
         }
-        var slots = [RecordedEvent?](repeating: nil, count: count)
+        var events: [RecordedEvent] = []
+        events.reserveCapacity(count)
         for block in blocks {
-            let events: [RecordedEvent]
             do {
-                events = try Self.events(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder)
+                events += try Self.events(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder)
             } catch let error as StoreError {
                 return DecodedSegment(events: [], mismatch: nil, error: failure(error.message))
             } catch {
                 return DecodedSegment(events: [], mismatch: nil, error: failure("\(error)"))
             }
-            for event in events {
-                let index = Int(event.position - first)
-                guard slots[index] == nil else {
-                    return DecodedSegment(
-                        events: [], mismatch: nil, error: failure("position \(event.position) is stored twice"))
-                }
-                slots[index] = event
+            guard events.count <= count else {
+                return DecodedSegment(events: [], mismatch: nil, error: failure("it holds more events than positions"))
             }
         }
-        var events: [RecordedEvent] = []
-        events.reserveCapacity(count)
+        // Sorting moves the events (no copies); then position i must be at index i - first.
+        events.sort { $0.position < $1.position }
+        for (index, event) in events.enumerated() where event.position != first + Int64(index) {
+            let reason =
+                event.position < first + Int64(index)
+                ? "position \(event.position) is stored twice" : "position \(first + Int64(index)) is missing from it"
+            return DecodedSegment(events: [], mismatch: nil, error: failure(reason))
+        }
+        guard events.count == count else {
+            return DecodedSegment(
+                events: [], mismatch: nil, error: failure("position \(first + Int64(events.count)) is missing from it"))
+        }
+        guard hashes else { return DecodedSegment(events: events, mismatch: nil, error: nil) }
+        var hasher = ChainHasher()
         var previous = previousHash
         var mismatch: Int64?
-        for (index, slot) in slots.enumerated() {
-            guard var event = slot else {
-                return DecodedSegment(
-                    events: [], mismatch: nil, error: failure("position \(first + Int64(index)) is missing from it"))
+        checks.withUnsafeBytes { checks in
+            for index in events.indices {
+                let hash = hasher.hash(events[index], namespacedFrom: namespacedFrom, previous: previous)
+                if mismatch == nil {
+                    let matches =
+                        index == count - 1
+                        ? hash == lastHash
+                        : hash.withUnsafeBytes { $0.load(as: UInt32.self) }
+                            == checks.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)
+                    if !matches { mismatch = events[index].position }
+                }
+                events[index].hash = hash
+                previous = hash
             }
-            event.hash = ChainHasher.finish(
-                ChainHasher.prefix(event, namespacedFrom: namespacedFrom), previous: previous)
-            if mismatch == nil {
-                let matches =
-                    index == count - 1
-                    ? event.hash == lastHash
-                    : event.hash.prefix(4).elementsEqual(checks[(index * 4)..<(index * 4 + 4)])
-                if !matches { mismatch = event.position }
-            }
-            previous = event.hash
-            events.append(event)
         }
         return DecodedSegment(events: events, mismatch: mismatch, error: nil)
     }

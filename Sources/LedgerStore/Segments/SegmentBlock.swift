@@ -42,18 +42,20 @@ enum SegmentBlock {
         }
     }
 
-    /// The records of a block of `count` events of the segment `segmentStart…segmentEnd`, in order.
+    /// The events of a block of `count` events of `stream` from `firstVersion`, in the segment
+    /// `segmentStart…segmentEnd`, in order; their hashes are left empty (the chain needs the whole segment).
     static func decode(
-        _ bytes: UnsafeRawBufferPointer, count: Int, segmentStart: Int64, segmentEnd: Int64
-    ) throws(BlockError) -> [Record] {
+        _ bytes: UnsafeRawBufferPointer, count: Int, segmentStart: Int64, segmentEnd: Int64, stream: String,
+        firstVersion: Int64
+    ) throws(BlockError) -> [RecordedEvent] {
         var reader = Reader(bytes: bytes)
-        var records: [Record] = []
-        records.reserveCapacity(count)
+        var events: [RecordedEvent] = []
+        events.reserveCapacity(count)
         var position = segmentStart - 1
         var at: Int64 = 0
         var recordedAt: Int64 = 0
         while reader.offset < bytes.count {
-            guard records.count < count else { throw BlockError("it holds more events than its version range") }
+            guard events.count < count else { throw BlockError("it holds more events than its version range") }
             let step = try reader.varint()
             guard step >= 1, step <= UInt64(segmentEnd - position) else {
                 throw BlockError("an event's position is outside the segment")
@@ -64,11 +66,12 @@ enum SegmentBlock {
             at = at &+ unzigzag(try reader.varint())
             recordedAt = recordedAt &+ unzigzag(try reader.varint())
             let payload = try reader.bytes(Int(clamping: try reader.varint()))
-            records.append(Record(
-                position: position, id: id, type: type, at: at, recordedAt: recordedAt, payload: Array(payload)))
+            events.append(RecordedEvent(
+                position: position, stream: stream, version: firstVersion + Int64(events.count), id: id, type: type,
+                at: at, recordedAt: recordedAt, payload: Array(payload), hash: []))
         }
-        guard records.count == count else { throw BlockError("it holds fewer events than its version range") }
-        return records
+        guard events.count == count else { throw BlockError("it holds fewer events than its version range") }
+        return events
     }
 
     /// Why a block's bytes do not decode.

@@ -26,6 +26,18 @@ struct ChainHasher {
         return SHA256.hash(data: buffer).withUnsafeBytes { Array($0) }  // not the generic Sequence copy
     }
 
+    /// `event`'s hash after `previous`, reusing this hasher's buffer; positions before `namespacedFrom` hash the
+    /// bare stream name and id (see `prefix`).
+    mutating func hash(_ event: RecordedEvent, namespacedFrom: Int64, previous: [UInt8]) -> [UInt8] {
+        let bare = event.position < namespacedFrom
+        return event.payload.withUnsafeBytes { payload in
+            hash(
+                position: event.position, stream: bare ? Namespaced.name(event.stream) : event.stream,
+                version: event.version, id: bare ? Namespaced.name(event.id) : event.id, type: event.type, at: event.at,
+                recordedAt: event.recordedAt, payload: payload, previous: previous)
+        }
+    }
+
     /// The SHA-256 state after every field of a row but the previous hash, which comes last: `verify` computes it
     /// beside the reading (any thread) and only `finish`es it in chain order.
     ///

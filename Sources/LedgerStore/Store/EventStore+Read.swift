@@ -25,27 +25,34 @@ extension EventStore {
     }
 
     /// Streams every event after `position` in position order, in one read transaction (a consistent
-    /// snapshot) with bounded memory. `body` returns false to stop.
-    public func forEachEvent(after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
+    /// snapshot) with bounded memory. `body` returns false to stop. Sealed events carry their chain hash only
+    /// with `hashes` (computing it is a fifth of reading them); rows always have theirs.
+    public func forEachEvent(
+        after position: Int64, hashes: Bool = true, _ body: (RecordedEvent) throws -> Bool
+    ) throws {
         try pool.read { db in
-            try forEachEvent(in: db, after: position, body)
+            try forEachEvent(in: db, after: position, hashes: hashes, body)
         }
     }
 
     /// Like `forEachEvent(after:_:)`, inside a transaction the caller holds; `body` is always called on the
     /// caller's thread, in position order. A scan of a few thousand events decompresses on a second thread
     /// (`ScanPipeline`); a longer one is read by two threads on connections of their own (`ParallelScan`), which
-    /// relies on events never being changed in place: rows the caller's transaction appended are read on its
+    /// relies on events never being changed in place (sealing moves rows into segments in one transaction, so a
+    /// newer connection finds a row's event in its segment: `SealedScan` reads the sealed part first, the rows
+    /// after it): rows the caller's transaction appended are read on its
     /// own connection.
-    public func forEachEvent(in db: Database, after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
-        try forEachEvent(in: db, after: position, transform: { _ in () }) { event, _ in try body(event) }
+    public func forEachEvent(
+        in db: Database, after position: Int64, hashes: Bool = true, _ body: (RecordedEvent) throws -> Bool
+    ) throws {
+        try forEachEvent(in: db, after: position, hashes: hashes, transform: { _ in () }) { event, _ in try body(event) }
     }
 
     /// Like `forEachEvent(in:after:_:)`, with `transform` run on each event beside the reading (on the scan's
     /// second thread when it keeps up, else on this one): pure per-event work such as parsing the payload
     /// overlaps the SQLite reads. `body` gets each event with its value, in position order, on this thread.
     public func forEachEvent<T: Sendable>(
-        in db: Database, after position: Int64, transform: @escaping @Sendable (RecordedEvent) throws -> T,
+        in db: Database, after position: Int64, hashes: Bool = true, transform: @escaping @Sendable (RecordedEvent) throws -> T,
         _ body: (RecordedEvent, T) throws -> Bool
     ) throws {
         do {
@@ -53,11 +60,18 @@ extension EventStore {
             let sealed = try EventReader.sealedThrough(db)
             if position < sealed {
                 let going = try SealedScan.run(
-                    path: pool.path, db: db, after: position, decoders: decoders, transform: transform
+                    path: pool.path, db: db, after: position, decoders: decoders, hashes: hashes, transform: transform
                 ) { chunk in
-                    for (event, value) in chunk.items where event.position > position {
-                        guard try body(event, value) else { return false }
+                    // Lent through the buffers, not copied out of the arrays (see `SealedScan.decode`).
+                    let going = try chunk.events.withUnsafeBufferPointer { events in
+                        try chunk.values.withUnsafeBufferPointer { values in
+                            for index in values.indices where events[index].position > position {
+                                guard try body(events[index], values[index]) else { return false }
+                            }
+                            return true
+                        }
                     }
+                    guard going else { return false }
                     if let error = chunk.error { throw error }
                     return true
                 }

@@ -132,7 +132,7 @@ struct ChainChecker {
             let reason = (error as? RowDecodingError)?.error.message ?? "\(error)"
             return fail(expected, "row \(expected) does not decode: \(reason)")
         }
-        for (event, _) in chunk.items {
+        for event in chunk.events {
             guard event.position <= limit else { return false }
             if event.position == chunk.mismatch {
                 return fail(event.position, "row \(event.position) (sealed in \(range)) does not match its hash")
