@@ -31,10 +31,12 @@ public struct LoggedEvent: Sendable, Hashable {
 extension Ledger {
     /// Every event that bears on an activity (`key`: its projection key, `Namespaced`-qualified by its app): its
     /// own stream, plus the channel streams it is subscribed to (read through the stream index, never a scan).
-    func relevantEvents(_ db: Database, key: String) throws -> [LoggedEvent] {
-        var recorded = try store.events(in: db, stream: Self.stream(.activity, key: key))
+    /// Sealed events carry their chain hash only with `hashes` (a timeline shows it; reconciliation does not
+    /// need it, and it costs decoding each segment they are in: `EventStore.events(in:stream:fromVersion:hashes:)`).
+    func relevantEvents(_ db: Database, key: String, hashes: Bool) throws -> [LoggedEvent] {
+        var recorded = try store.events(in: db, stream: Self.stream(.activity, key: key), hashes: hashes)
         for channel in try channels(db, key: key) {
-            recorded += try store.events(in: db, stream: Self.stream(.channel, key: channel))
+            recorded += try store.events(in: db, stream: Self.stream(.channel, key: channel), hashes: hashes)
         }
         return readable(recorded, Self.logged)
     }

@@ -39,7 +39,7 @@ extension Ledger {
         -> TimelineReport
     {
         let key = Self.key(activity, app: app)
-        let all = try await read { db in try self.relevantEvents(db, key: key) }
+        let all = try await read { db in try self.relevantEvents(db, key: key, hashes: true) }
         guard all.contains(where: { $0.event.stream.kind == .activity }) else {
             throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
         }

@@ -79,7 +79,7 @@ extension Ledger {
             var states: [ActivityState] = []
             for id in ids where seen.insert(id).inserted {
                 let ownIDs = own.union([ReconcileIDs.id(run: run, activity: id, kind: "reconcile")])
-                let events = try self.relevantEvents(db, key: Self.key(id, app: app)).map(\.positioned).filter {
+                let events = try self.relevantEvents(db, key: Self.key(id, app: app), hashes: false).map(\.positioned).filter {
                     !ownIDs.contains($0.event.id ?? "")
                 }
                 // No request by `at`: the ledger never saw it (yet) — the planner adopts it.

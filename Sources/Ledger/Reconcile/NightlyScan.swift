@@ -125,7 +125,7 @@ struct NightlyScan {
         async throws -> [NightlyEntry]
     {
         let histories = try await ledger.read { db in
-            try candidates.map { try ledger.relevantEvents(db, key: Ledger.key($0.row.activity, app: app)).map(\.positioned) }
+            try candidates.map { try ledger.relevantEvents(db, key: Ledger.key($0.row.activity, app: app), hashes: false).map(\.positioned) }
         }
         var entries: [NightlyEntry] = []
         for (candidate, events) in zip(candidates, histories) {

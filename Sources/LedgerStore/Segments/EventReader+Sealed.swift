@@ -55,13 +55,13 @@ extension EventReader {
         return events
     }
 
-    func sealedEvents(_ db: Database, stream: Int64, fromVersion: Int64) throws -> [RecordedEvent] {
+    func sealedEvents(_ db: Database, stream: Int64, fromVersion: Int64, hashes: Bool) throws -> [RecordedEvent] {
         try blockEvents(
             db, sql: Self.blockColumns + " WHERE b.stream = ? AND b.last_version >= ? ORDER BY b.first_version",
             bind: {
                 $0.bind(stream, at: 1)
                 $0.bind(fromVersion, at: 2)
-            }, hashes: true, filter: { $0.version >= fromVersion })
+            }, hashes: hashes, filter: { $0.version >= fromVersion })
     }
 
     /// Without hashes (see `events(_:stream:atMost:)`); blocks whose earliest `at` is later are not read.

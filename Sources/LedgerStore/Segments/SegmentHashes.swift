@@ -6,7 +6,7 @@ import Synchronization
 /// segment before it, whatever their stream. A point read that wants hashes (a timeline, an event by id) decodes
 /// the segment once; later reads of the same segment find its hashes here. A segment never changes once
 /// committed, and its hashes are a function of the logical events, so an entry never goes stale; at most
-/// `capacity` segments are kept (4096 events × 32 bytes each).
+/// `capacity` segments are kept (4096 events × 32 bytes each: 16 MiB for 128).
 final class SegmentHashes: Sendable {
     private struct Entries {
         var hashes: [Int64: [[UInt8]]] = [:]
@@ -16,7 +16,7 @@ final class SegmentHashes: Sendable {
     private let entries = Mutex(Entries())
     private let capacity: Int
 
-    init(capacity: Int = 32) {
+    init(capacity: Int = 128) {
         self.capacity = capacity
     }
 

@@ -67,9 +67,9 @@ struct EventReader {
         return try sealedEvent(db, id: id)
     }
 
-    func events(_ db: Database, stream: String, fromVersion: Int64) throws -> [RecordedEvent] {
+    func events(_ db: Database, stream: String, fromVersion: Int64, hashes: Bool = true) throws -> [RecordedEvent] {
         guard let streamID = try Self.streamID(stream, db: db) else { return [] }
-        let sealed = try sealedEvents(db, stream: streamID, fromVersion: fromVersion)
+        let sealed = try sealedEvents(db, stream: streamID, fromVersion: fromVersion, hashes: hashes)
         let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? ORDER BY e.version"
         return try sealed + fetch(db, sql: sql) {
             $0.bind(streamID, at: 1)

@@ -4,8 +4,14 @@ extension EventStore {
     var reader: EventReader { EventReader(decoders: decoders, segmentHashes: segmentHashes) }
 
     /// Events of `stream` from `fromVersion` on, in version order (empty when the stream does not exist).
-    public func events(in db: Database, stream: String, fromVersion: Int64 = 1) throws -> [RecordedEvent] {
-        try reader.events(db, stream: stream, fromVersion: fromVersion)
+    ///
+    /// Without `hashes`, sealed events come with an empty hash. With it, each segment they are in is decoded
+    /// whole once to compute the chain (a stream's events are spread over the segments of their time), then
+    /// its hashes are kept in memory for later reads (`SegmentHashes`).
+    public func events(
+        in db: Database, stream: String, fromVersion: Int64 = 1, hashes: Bool = true
+    ) throws -> [RecordedEvent] {
+        try reader.events(db, stream: stream, fromVersion: fromVersion, hashes: hashes)
     }
 
     /// Events of `stream` whose `at` (event time, Unix ms) is at most `atMost`, in version order: what a
