@@ -121,6 +121,13 @@ struct NamespaceTests {
         _ = try await ledger.append([try EventCodec.decode(#"{"id":"e9","stream":"activity:LIVE-A1","type":"dismiss","at":7,"data":{"by":"user"}}"#)], app: "com.a")
         #expect(try ledger.store.verify().ok)
         #expect(try ledger.store.verify(upTo: digest).ok)
+        // Sealed, the rows hashed over bare names still verify (the segment keeps their qualified names).
+        let unsealed = try ledger.store.digest()
+        #expect(try ledger.store.seal().events == 5)
+        #expect(try ledger.store.verify().ok && ledger.store.verify(upTo: digest).ok)
+        #expect(try ledger.store.digest() == unsealed)
+        #expect(try await ledger.event(id: "e1", app: "com.a").position == 1)
+        #expect(try await ledger.event(id: "e1", app: "com.b").position == 4)
     }
 
     static var readOnly: StoreConfiguration {

@@ -88,7 +88,7 @@ struct ProjectionEquivalenceTests {
             guard !channel else { continue }
             #expect(doubts.contains(.failedPush) == (state.counters.failedPushes > 0), "activity \(activity)")
             #expect(doubts.contains(.observation) == (state.counters.observations > 0), "activity \(activity)")
-            let deliveries = try await temp.ledger.pool.read { db in try temp.ledger.relevantEvents(db, key: activity) }
+            let deliveries = try await temp.ledger.pool.read { db in try temp.ledger.relevantEvents(db, key: activity, hashes: false) }
             let verdicts = DeliveryVerdicts.audit(activity: activity, events: deliveries.map(\.positioned), asOf: factsAt)
             if verdicts.contains(where: { ["payloadTooLarge", "futureTimestamp"].contains($0.reason) }) {
                 #expect(doubts.contains(.unsendable), "activity \(activity)")
