@@ -16,11 +16,12 @@ extension Ledger {
 }
 
 extension SealReport {
-    /// `seal --json`: `{"segments", "events", "rowPayloadBytes", "sealedBytes", "sealedThrough"}`.
+    /// `seal --json`: `{"segments", "events", "rowPayloadBytes", "sealedBytes", "sealedThrough", "longestWriteMs"}`.
     public var json: JSONValue {
         .object([
             "segments": .int(Int64(segments)), "events": .int(events), "rowPayloadBytes": .int(rowPayloadBytes),
             "sealedBytes": .int(sealedBytes), "sealedThrough": .int(sealedThrough),
+            "longestWriteMs": .double((longestWriteSeconds * 10_000).rounded() / 10),
         ])
     }
 }

@@ -13,15 +13,21 @@ public struct SealReport: Sendable, Hashable {
     public var sealedBytes: Int64
     /// The last sealed position after the call (0: nothing is sealed).
     public var sealedThrough: Int64
+    /// The longest any write transaction of the call held the write lock (appends wait that long at most).
+    public var longestWriteSeconds: Double = 0
 }
 
 /// Sealing: the oldest rows of `events`, a segment at a time, become per-stream zstd blocks.
 ///
 /// Each segment is built from a read snapshot, beside the writer: its rows are read, their chain re-verified
 /// (sealing never hides a damaged row), grouped by stream and compressed with the newest dictionary. Only then
-/// does a short write transaction insert the blocks, the segment row and the id keys and delete the rows, after
-/// checking that nobody sealed that range meanwhile. A crash at any moment leaves either the rows or the
-/// segment, never both and never neither: the transaction is SQLite's.
+/// does a short write transaction insert the blocks, the segment row and the id keys, after checking that nobody
+/// sealed that range meanwhile. That commit is the move: from then on the rows of the segment's positions are
+/// *dead* — every reader takes positions up to the last segment's from the segments and ignores rows there — and
+/// they are deleted afterwards, `purgeRows` at a time, each in a transaction of its own (deleting a segment's
+/// rows at once held the write lock for 10–20 ms: their id and (stream, version) index entries are scattered).
+/// A crash at any moment leaves either live rows or a segment for each position, plus maybe dead rows, which the
+/// next `seal` deletes first.
 extension EventStore {
     /// Seals every event up to `through` (default: the whole log) that is not sealed yet, in segments of at most
     /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment;
@@ -33,28 +39,60 @@ extension EventStore {
         if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
         var report = SealReport(segments: 0, events: 0, rowPayloadBytes: 0, sealedBytes: 0, sealedThrough: 0)
         let compressor = SegmentCompressor(level: configuration.sealLevel)
+        let clock = ContinuousClock()
+        func timedWrite<T>(_ body: (Database) throws -> T) throws -> T {
+            let started = clock.now
+            defer { report.longestWriteSeconds = max(report.longestWriteSeconds, (clock.now - started).seconds) }
+            return try pool.write(body)
+        }
+        func purge() throws {
+            while continuing(), let freed = try timedWrite({ db in try Self.purgeDeadRows(db, limit: Self.purgeRows) }) {
+                report.rowPayloadBytes += freed
+            }
+        }
         do {
+            try purge()
             while continuing() {
                 guard let built = try pool.read({ db in try buildSegment(db, through: through, compressor: compressor) })
-                else {
-                    report.sealedThrough = try pool.read { db in try EventReader.sealedThrough(db) }
-                    return report
-                }
-                // nil: another sealer wrote this range first; look again.
-                guard let written = try pool.write({ db in try built.write(db) }) else { continue }
+                else { break }
+                // false: another sealer wrote this range first; look again.
+                guard try timedWrite({ db in try built.write(db) }) else { continue }
                 report.segments += 1
                 report.events += built.last - built.first + 1
-                report.rowPayloadBytes += written
                 report.sealedBytes += built.storedBytes
                 report.sealedThrough = built.last
+                try purge()
                 progress?(built.last, built.target)
             }
+            report.sealedThrough = try pool.read { db in try EventReader.sealedThrough(db) }
             return report
         } catch let error as RowDecodingError {
             throw error.storeError
         } catch {
             throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
         }
+    }
+
+    /// Dead rows deleted per write transaction: ~1–2 ms of holding the write lock.
+    static let purgeRows = 512
+
+    /// Deletes up to `limit` dead rows (positions a segment holds) and takes their payloads off the counters;
+    /// returns the payload bytes freed, or nil when there was none.
+    static func purgeDeadRows(_ db: Database, limit: Int) throws -> Int64? {
+        let sealed = try EventReader.sealedThrough(db)
+        guard let range = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT min(position), max(position), coalesce(sum(length(payload)), 0) FROM
+                    (SELECT position, payload FROM events WHERE position <= ? ORDER BY position LIMIT ?)
+                """, arguments: [sealed, limit]),
+            let low = range[0] as Int64?, let high = range[1] as Int64?
+        else { return nil }
+        let freed: Int64 = range[2]
+        try db.execute(sql: "DELETE FROM events WHERE position BETWEEN ? AND ?", arguments: [low, high])
+        try db.execute(
+            sql: "UPDATE store_counters SET value = value - ? WHERE name = 'stored_payload_bytes'", arguments: [freed])
+        return freed
     }
 
     /// Events after the last segment not sealed yet.
@@ -222,15 +260,13 @@ struct BuiltSegment {
         self.blocks = blocks
     }
 
-    /// Writes the segment and deletes its rows, in the caller's write transaction. Returns the row payload
-    /// bytes it freed, or nil (writing nothing) when the range is no longer the next one to seal.
-    func write(_ db: Database) throws -> Int64? {
-        guard try EventReader.sealedThrough(db) == first - 1 else { return nil }
-        let rows = try Row.fetchOne(
-            db, sql: "SELECT count(*), coalesce(sum(length(payload)), 0) FROM events WHERE position BETWEEN ? AND ?",
-            arguments: [first, last])
-        guard let rows, rows[0] as Int64 == last - first + 1 else { return nil }
-        let freed: Int64 = rows[1]
+    /// Writes the segment in the caller's write transaction, which makes its rows dead (`purgeDeadRows` deletes
+    /// them). False (writing nothing) when the range is no longer the next one to seal.
+    func write(_ db: Database) throws -> Bool {
+        guard try EventReader.sealedThrough(db) == first - 1 else { return false }
+        let rows = try Int64.fetchOne(
+            db, sql: "SELECT count(*) FROM events WHERE position BETWEEN ? AND ?", arguments: [first, last])
+        guard rows == last - first + 1 else { return false }
         let firstBlock = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM segment_blocks") ?? 0) + 1
         let insertBlock = try db.cachedStatement(
             sql: """
@@ -254,12 +290,8 @@ struct BuiltSegment {
             arguments: [
                 first, last, firstBlock, blocks.count, dictionary, Data(previousHash), Data(lastHash), Data(checks),
             ])
-        try db.execute(sql: "DELETE FROM events WHERE position BETWEEN ? AND ?", arguments: [first, last])
         try db.execute(
-            sql: """
-                UPDATE store_counters SET value = value + CASE name WHEN 'sealed_bytes' THEN ? ELSE ? END
-                WHERE name IN ('sealed_bytes', 'stored_payload_bytes')
-                """, arguments: [storedBytes, -freed])
-        return freed
+            sql: "UPDATE store_counters SET value = value + ? WHERE name = 'sealed_bytes'", arguments: [storedBytes])
+        return true
     }
 }

@@ -1,8 +1,9 @@
 import GRDB
 
 /// Point and stream reads of events, wherever they are stored: rows of `events` (raw C API, `RawEventChunk`) and
-/// blocks of sealed segments (`RawSegment`). Sealing moves a prefix of the log, in one transaction, so in any
-/// snapshot each position is in exactly one of the two, and sealed positions all come before the rows.
+/// blocks of sealed segments (`RawSegment`). Sealing seals a prefix of the log: in any snapshot, positions up to
+/// `sealedThrough` are read from the segments, and rows of those positions are *dead* (sealed, waiting to be
+/// deleted) and ignored; only rows after it are read.
 struct EventReader {
     let decoders: DecoderPool
     let segmentHashes: SegmentHashes
@@ -62,18 +63,24 @@ struct EventReader {
     }
 
     func event(_ db: Database, id: String) throws -> RecordedEvent? {
-        let sql = Self.columns + " WHERE e.id = ?"
-        if let row = try fetch(db, sql: sql, bind: { $0.bind(StoredEventID(id), at: 1) }).first { return row }
-        return try sealedEvent(db, id: id)
+        let sql = Self.columns + " WHERE e.id = ? AND e.position > ?"
+        let sealed = try Self.sealedThrough(db)
+        if let row = try fetch(db, sql: sql, bind: {
+            $0.bind(StoredEventID(id), at: 1)
+            $0.bind(sealed, at: 2)
+        }).first { return row }
+        return sealed > 0 ? try sealedEvent(db, id: id) : nil
     }
 
     func events(_ db: Database, stream: String, fromVersion: Int64, hashes: Bool = true) throws -> [RecordedEvent] {
         guard let streamID = try Self.streamID(stream, db: db) else { return [] }
         let sealed = try sealedEvents(db, stream: streamID, fromVersion: fromVersion, hashes: hashes)
-        let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? ORDER BY e.version"
+        let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? AND e.position > ? ORDER BY e.version"
+        let through = try Self.sealedThrough(db)
         return try sealed + fetch(db, sql: sql) {
             $0.bind(streamID, at: 1)
             $0.bind(fromVersion, at: 2)
+            $0.bind(through, at: 3)
         }
     }
 
@@ -83,10 +90,12 @@ struct EventReader {
     func events(_ db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
         guard let streamID = try Self.streamID(stream, db: db) else { return [] }
         let sealed = try sealedEvents(db, stream: streamID, atMost: atMost)
-        let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? ORDER BY e.version"
+        let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
+        let through = try Self.sealedThrough(db)
         return try sealed + fetch(db, sql: sql) {
             $0.bind(streamID, at: 1)
             $0.bind(atMost, at: 2)
+            $0.bind(through, at: 3)
         }
     }
 

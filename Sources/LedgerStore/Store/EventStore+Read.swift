@@ -120,9 +120,9 @@ extension EventStore {
         try Self.lastPosition(db)
     }
 
-    /// The last row's position, or when every event is sealed the last segment's (0 for an empty log).
+    /// The last row's position, or the last segment's when it is later (every row is sealed); 0 for an empty log.
     static func lastPosition(_ db: Database) throws -> Int64 {
-        if let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(position) FROM events")) { return last }
-        return try EventReader.sealedThrough(db)
+        let row = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(position) FROM events")) ?? 0
+        return max(row, try EventReader.sealedThrough(db))
     }
 }

@@ -21,8 +21,10 @@ struct TransactionState {
         // Cached statements: every group commit runs these, and parsing them each time was ~2 % of the writer.
         let tail = try db.cachedStatement(sql: "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
         defer { tail.resetBindings() }
-        let anySealed = try EventReader.sealedThrough(db) > 0
-        if try tail.stepRow(db) {
+        let sealedThrough = try EventReader.sealedThrough(db)
+        let anySealed = sealedThrough > 0
+        // A row at or before the last segment's end is dead (sealed, not deleted yet): the tail is the segment's.
+        if try tail.stepRow(db), tail.int64(at: 0) > sealedThrough {
             return TransactionState(
                 lastPosition: tail.int64(at: 0), lastHash: Array(tail.blob(at: 1)), anySealed: anySealed)
         }

@@ -28,7 +28,7 @@ struct Seal: AsyncParsableCommand {
             if options.json {
                 printJSON(report.json)
             } else {
-                print("sealed \(report.events) events into \(report.segments) segments (\(report.rowPayloadBytes) row payload bytes → \(report.sealedBytes) sealed bytes); sealed through position \(report.sealedThrough)")
+                print("sealed \(report.events) events into \(report.segments) segments (\(report.rowPayloadBytes) row payload bytes → \(report.sealedBytes) sealed bytes); sealed through position \(report.sealedThrough); the longest write transaction took \(Int((report.longestWriteSeconds * 1000).rounded())) ms")
             }
         }
     }
