@@ -108,8 +108,8 @@ struct RawSegment: Sendable {
     }
 
     /// Every event of the segment in position order, each with its chain hash computed from the segment's
-    /// `previous_hash`, and the first position whose hash does not match its stored check value (4 bytes, the
-    /// last position's whole `last_hash`). Bytes that do not decode, or positions missing or twice, fail the
+    /// `previous_hash`, and the first position whose hash does not match its stored check value (4 bytes; the
+    /// last position's also its whole `last_hash`). Bytes that do not decode, or positions missing or twice, fail the
     /// whole segment at its first position.
     func decode(with decoder: PayloadDecoder, hashes: Bool = true) -> DecodedSegment {
         let count = Int(last - first + 1)
@@ -150,11 +150,11 @@ struct RawSegment: Sendable {
             for index in events.indices {
                 let hash = hasher.hash(events[index], namespacedFrom: namespacedFrom, previous: previous)
                 if mismatch == nil {
+                    // The last position's check value is stored too: a change to it is damage like any other.
                     let matches =
-                        index == count - 1
-                        ? hash == lastHash
-                        : hash.withUnsafeBytes { $0.load(as: UInt32.self) }
+                        hash.withUnsafeBytes { $0.load(as: UInt32.self) }
                             == checks.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)
+                        && (index < count - 1 || hash == lastHash)
                     if !matches { mismatch = events[index].position }
                 }
                 events[index].hash = hash

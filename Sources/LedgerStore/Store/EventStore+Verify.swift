@@ -117,7 +117,7 @@ struct ChainChecker {
     }
 
     /// Checks one sealed segment: it must start where the chain stands, follow its hash, decode, and each event's
-    /// recomputed hash must match its check value (the last one the whole `last_hash`). Stops (false) at a failure
+    /// recomputed hash must match its check value (the last one also the whole `last_hash`). Stops (false) at a failure
     /// or once `limit` is reached.
     mutating func check<T>(
         segment chunk: SealedScan.Chunk<T>, limit: Int64, progress: ((Int64, Int64) -> Void)?
