@@ -47,7 +47,10 @@ extension EventReader {
                 }
                 if hashes, !kept.isEmpty {
                     let chain = try segmentHashes(db, first: first, decoder: decoder)
-                    for index in kept.indices { kept[index].hash = chain[Int(kept[index].position - first)] }
+                    for index in kept.indices {
+                        let offset = Int(kept[index].position - first) * 32
+                        kept[index].hash = Array(chain[offset..<(offset + 32)])
+                    }
                 }
                 events += kept
             }
@@ -112,16 +115,16 @@ extension EventReader {
         guard let raw else { return nil }
         let decoded = raw.decode(with: decoder)
         if let error = decoded.error { throw error.storeError }
-        segmentHashes.store(decoded.events.map(\.hash), of: first)
+        segmentHashes.store(decoded.events.flatMap(\.hash), of: first)
         return decoded.events
     }
 
-    /// The chain hashes of the segment starting at `first`, by position − first.
-    private func segmentHashes(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [[UInt8]] {
+    /// The chain hashes of the segment starting at `first`, 32 bytes for each position from `first`.
+    private func segmentHashes(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [UInt8] {
         if let known = segmentHashes.hashes(of: first) { return known }
         guard let decoded = try decodeSegment(db, first: first, decoder: decoder) else {
             throw StoreError(.schema, "a block names segment \(first), which is missing")
         }
-        return decoded.map(\.hash)
+        return decoded.flatMap(\.hash)
     }
 }

@@ -6,25 +6,27 @@ import Synchronization
 /// segment before it, whatever their stream. A point read that wants hashes (a timeline, an event by id) decodes
 /// the segment once; later reads of the same segment find its hashes here. A segment never changes once
 /// committed, and its hashes are a function of the logical events, so an entry never goes stale; at most
-/// `capacity` segments are kept (4096 events × 32 bytes each: 16 MiB for 128).
+/// `capacity` segments are kept, each as one flat array (4096 events × 32 bytes: 32 MiB for 256, every segment
+/// of a million-event ledger).
 final class SegmentHashes: Sendable {
     private struct Entries {
-        var hashes: [Int64: [[UInt8]]] = [:]
+        var hashes: [Int64: [UInt8]] = [:]
         var order: [Int64] = []
     }
 
     private let entries = Mutex(Entries())
     private let capacity: Int
 
-    init(capacity: Int = 128) {
+    init(capacity: Int = 256) {
         self.capacity = capacity
     }
 
-    func hashes(of first: Int64) -> [[UInt8]]? {
+    /// The segment's hashes back to back, 32 bytes for each position from `first`.
+    func hashes(of first: Int64) -> [UInt8]? {
         entries.withLock { $0.hashes[first] }
     }
 
-    func store(_ hashes: [[UInt8]], of first: Int64) {
+    func store(_ hashes: [UInt8], of first: Int64) {
         entries.withLock { entries in
             guard entries.hashes.updateValue(hashes, forKey: first) == nil else { return }
             entries.order.append(first)
