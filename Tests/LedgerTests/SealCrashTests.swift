@@ -1,0 +1,85 @@
+import ActivityModel
+import Foundation
+import LedgerTesting
+import Testing
+
+/// SPEC §6 "no acknowledged event is lost by a crash at any moment, sealing included": `activity-ledger seal`
+/// killed with SIGKILL at many moments of its run, each on a fresh copy of the same ledger.
+@Suite("Sealing survives kill -9")
+struct SealCrashTests {
+    /// Where a round kills: once `segments` segments are committed, after `delay` more milliseconds.
+    struct KillPoint: CustomStringConvertible {
+        var segments: Int
+        var delay: Int
+        var description: String { "after \(segments) segments + \(delay) ms" }
+    }
+
+    @Test("after kill -9 at any moment of seal the file opens, verifies, proves its old digest, exports the same, and seals again")
+    func killNineWhileSealing() throws {
+        let bench = try SealBench("seal-crash")
+        // 20,000 events: five segments of at most 4096.
+        let corpus = try bench.corpus("corpus.jsonl", seed: 44, activities: 1_000, eventsPerActivity: 20)
+        let pristine = try bench.ledger("pristine.sqlite", importing: corpus)
+        let digest = try bench.digest(pristine)
+        let exported = try bench.cli("export", "--db", pristine)
+        #expect(exported.status == 0 && exported.stdout.utf8.count > 1_000_000)
+        let before = Data(exported.stdout.utf8)
+        let events: Int64 = 20_000
+        #expect(digest.hasPrefix("\(events):"))
+
+        // Startup and the first segment's build, then each segment boundary with a delay that lands at random in
+        // the next segment's read, compression or write transaction.
+        var points = [KillPoint(segments: 0, delay: 0), KillPoint(segments: 0, delay: 60), KillPoint(segments: 0, delay: 200)]
+        for segments in 1...4 {
+            points.append(KillPoint(segments: segments, delay: Int.random(in: 0...15)))
+            points.append(KillPoint(segments: segments, delay: Int.random(in: 16...90)))
+        }
+        points.append(KillPoint(segments: 2, delay: Int.random(in: 0...90)))
+        var killedRunning = 0
+        var sealedAtKill: Set<Int64> = []
+        for (round, point) in points.enumerated() {
+            let file = try bench.copy(pristine, to: "round-\(round).sqlite")
+            let watcher = try SegmentWatcher(file)
+            let seal = try bench.start("seal-\(round)", ["seal", "--db", file])
+            watcher.wait(until: point.segments, while: seal)
+            usleep(UInt32(point.delay) * 1_000)
+            if seal.kill9() { killedRunning += 1 }
+            try watcher.close()
+
+            // The file opens read-only after the crash, and everything in it is as before.
+            let export = try bench.start("export-\(round)", ["export", "--db", file])
+            let verify = try bench.cli("verify", "--db", file, "--json")
+            #expect(verify.status == 0 && verify.stdout.contains(#""ok":true"#), "\(point): \(verify.stdout) \(verify.stderr)")
+            #expect(verify.stdout.contains(#""checked":\#(events),"#), "\(point): \(verify.stdout)")
+            let proved = try bench.cli("verify", "--db", file, "--digest", digest)
+            #expect(proved.status == 0, "\(point): \(proved.stdout) \(proved.stderr)")
+            let stats = try bench.stats(file)
+            #expect(stats.events == events && stats.sealed + stats.unsealed == events, "\(point): \(stats)")
+            sealedAtKill.insert(stats.sealed)
+            let exportedAfterKill = try export.finish()
+            #expect(exportedAfterKill.status == 0, "\(point): \(exportedAfterKill.stderr)")
+            // (A Bool: on a failure, #expect would diff megabytes of output.)
+            let sameAfterKill = exportedAfterKill.stdout == before
+            #expect(sameAfterKill, "\(point): the export after the kill differs")
+
+            // Sealing again finishes the job, and still nothing changed.
+            let again = try bench.cli("seal", "--db", file, "--json")
+            #expect(again.status == 0 && again.stdout.contains(#""sealedThrough":\#(events)"#), "\(point): \(again.stdout) \(again.stderr)")
+            // (Every other round: each export takes a second or more of this test's time.)
+            let exportSealed = round % 2 == 0 ? try bench.start("export-sealed-\(round)", ["export", "--db", file]) : nil
+            let provedSealed = try bench.cli("verify", "--db", file, "--digest", digest, "--json")
+            #expect(provedSealed.status == 0 && provedSealed.stdout.contains(#""ok":true"#), "\(point): \(provedSealed.stdout)")
+            let sealedStats = try bench.stats(file)
+            #expect(sealedStats.sealed == events && sealedStats.unsealed == 0, "\(point): \(sealedStats)")
+            if let exportedSealed = try exportSealed?.finish() {
+                let same = exportedSealed.stdout == before
+                #expect(exportedSealed.status == 0 && same, "\(point): the export after sealing again differs")
+            }
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        // The kills landed while it worked, at different stages: or the test proved little.
+        #expect(killedRunning >= 10, "only \(killedRunning) kills found seal still running")
+        #expect(sealedAtKill.count >= 4, "kills left these sealed counts only: \(sealedAtKill.sorted())")
+        #expect(sealedAtKill.contains(0) && sealedAtKill.contains { $0 > 0 && $0 < events })
+    }
+}
