@@ -79,8 +79,8 @@ final class RunningCommand {
 
     init(_ executable: URL, _ arguments: [String], output: String) throws {
         self.output = output
-        FileManager.default.createFile(atPath: output, contents: nil)
-        FileManager.default.createFile(atPath: output + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: output + ".err", contents: nil)
         process.executableURL = executable
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
