@@ -72,7 +72,7 @@ struct ImportTests {
         let limit = temp.ledger.maxEventBytes
         let head = #"{"id":"00000000-0000-4000-8000-000000000009","stream":"activity:R9","type":"update","at":"2026-11-20T21:02:00.000Z","source":"server","#
         let exact = Self.line(bytes: limit, head: head)
-        try await temp.ledger.append([try EventCodec.decode(exact)])
+        _ = try await temp.ledger.append([try EventCodec.decode(exact)])
         var exported: [String] = []
         try temp.ledger.exportLines { line, _ in
             exported.append(String(decoding: line, as: UTF8.self))
