@@ -21,13 +21,14 @@ public struct SealReport: Sendable, Hashable {
 ///
 /// Each segment is built from a read snapshot, beside the writer: its rows are read, their chain re-verified
 /// (sealing never hides a damaged row), grouped by stream and compressed with the newest dictionary. Only then
-/// does a short write transaction insert the blocks, the segment row and the id keys, after checking that nobody
-/// sealed that range meanwhile. That commit is the move: from then on the rows of the segment's positions are
-/// *dead* — every reader takes positions up to the last segment's from the segments and ignores rows there — and
-/// they are deleted afterwards, `purgeRows` at a time, each in a transaction of its own (deleting a segment's
-/// rows at once held the write lock for 10–20 ms: their id and (stream, version) index entries are scattered).
-/// A crash at any moment leaves either live rows or a segment for each position, plus maybe dead rows, which the
-/// next `seal` deletes first.
+/// does a short write transaction insert the blocks and the segment row, after checking that nobody sealed that
+/// range meanwhile. That commit is the move: from then on the rows of the segment's positions are *dead* — reads
+/// by position and by stream take positions up to the last segment's from the segments and ignore rows there.
+/// Afterwards, `purgeRows` at a time, each in a transaction of its own, a dead row's id key goes into
+/// `sealed_ids` and the row is deleted (doing all of it in the segment's transaction held the write lock for
+/// 20–36 ms: the keys and the rows' index entries are scattered). Until then a lookup by id finds the dead row,
+/// an exact copy of the sealed event, so an id is always found. A crash at any moment leaves, for each position,
+/// a live row or a segment, and for each sealed id a dead row or its key; the next `seal` finishes the purge first.
 extension EventStore {
     /// Seals every event up to `through` (default: the whole log) that is not sealed yet, in segments of at most
     /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment;
@@ -73,22 +74,39 @@ extension EventStore {
         }
     }
 
-    /// Dead rows deleted per write transaction: ~1–2 ms of holding the write lock.
-    static let purgeRows = 512
+    /// Dead rows purged per write transaction: a few milliseconds of holding the write lock.
+    static let purgeRows = 256
 
-    /// Deletes up to `limit` dead rows (positions a segment holds) and takes their payloads off the counters;
-    /// returns the payload bytes freed, or nil when there was none.
+    /// Files the ids of up to `limit` dead rows (positions a segment holds) in `sealed_ids` under the block that
+    /// holds each, deletes the rows and takes their payloads off the counters; returns the payload bytes freed,
+    /// or nil when there was no dead row.
     static func purgeDeadRows(_ db: Database, limit: Int) throws -> Int64? {
         let sealed = try EventReader.sealedThrough(db)
-        guard let range = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT min(position), max(position), coalesce(sum(length(payload)), 0) FROM
-                    (SELECT position, payload FROM events WHERE position <= ? ORDER BY position LIMIT ?)
-                """, arguments: [sealed, limit]),
-            let low = range[0] as Int64?, let high = range[1] as Int64?
-        else { return nil }
-        let freed: Int64 = range[2]
+        let dead = try db.cachedStatement(
+            sql: "SELECT position, stream, version, id, length(payload) FROM events WHERE position <= ? ORDER BY position LIMIT ?")
+        dead.bind(sealed, at: 1)
+        dead.bind(Int64(limit), at: 2)
+        var rows: [(position: Int64, stream: Int64, version: Int64, id: String, bytes: Int64)] = []
+        while try dead.stepRow(db) {
+            let id = dead.isBlob(at: 3) ? StoredEventID.format(dead.blob(at: 3)) : dead.text(at: 3)
+            rows.append((dead.int64(at: 0), dead.int64(at: 1), dead.int64(at: 2), id, dead.int64(at: 4)))
+        }
+        dead.resetBindings()
+        guard let low = rows.first?.position, let high = rows.last?.position else { return nil }
+        let block = try db.cachedStatement(
+            sql: "SELECT id FROM segment_blocks WHERE stream = ? AND first_version <= ? ORDER BY first_version DESC LIMIT 1")
+        let insertKey = try db.cachedStatement(sql: "INSERT OR IGNORE INTO sealed_ids(key, block) VALUES (?, ?)")
+        for row in rows {
+            block.bind(row.stream, at: 1)
+            block.bind(row.version, at: 2)
+            defer { block.resetBindings() }
+            guard try block.stepRow(db) else {
+                throw StoreError(.schema, "position \(row.position) is sealed but no block holds its stream's version")
+            }
+            let blockID = block.int64(at: 0)
+            try insertKey.execute(arguments: [EventReader.idKey(row.id), blockID])
+        }
+        let freed = rows.reduce(0) { $0 + $1.bytes }
         try db.execute(sql: "DELETE FROM events WHERE position BETWEEN ? AND ?", arguments: [low, high])
         try db.execute(
             sql: "UPDATE store_counters SET value = value - ? WHERE name = 'stored_payload_bytes'", arguments: [freed])
@@ -191,7 +209,6 @@ struct BuiltSegment {
         var lastVersion: Int64
         var minAt: Int64
         var data: [UInt8]
-        var idKeys: [Int64]
     }
 
     /// Raw bytes past which a stream's events of one segment start another block (a block is decoded whole).
@@ -245,8 +262,7 @@ struct BuiltSegment {
                     }, segmentStart: events[0].position, into: &raw)
                 blocks.append(Block(
                     stream: stream, firstVersion: pending[0].version, lastVersion: pending[pending.count - 1].version,
-                    minAt: pending.map(\.at).min() ?? 0, data: try compressor.compress(raw),
-                    idKeys: pending.map { EventReader.idKey($0.id) }))
+                    minAt: pending.map(\.at).min() ?? 0, data: try compressor.compress(raw)))
                 pending.removeAll(keepingCapacity: true)
                 pendingBytes = 0
             }
@@ -273,13 +289,11 @@ struct BuiltSegment {
                 INSERT INTO segment_blocks(id, segment, stream, first_version, last_version, min_at, data)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
-        let insertKey = try db.cachedStatement(sql: "INSERT OR IGNORE INTO sealed_ids(key, block) VALUES (?, ?)")
         for (index, block) in blocks.enumerated() {
             let id = firstBlock + Int64(index)
             try insertBlock.execute(arguments: [
                 id, first, block.stream, block.firstVersion, block.lastVersion, block.minAt, Data(block.data),
             ])
-            for key in block.idKeys { try insertKey.execute(arguments: [key, id]) }
         }
         try db.execute(
             sql: """

@@ -62,14 +62,12 @@ struct EventReader {
         }
     }
 
+    /// A dead row (sealed, its id not yet filed in `sealed_ids`) is found here too: it is an exact copy of the
+    /// sealed event, hash included.
     func event(_ db: Database, id: String) throws -> RecordedEvent? {
-        let sql = Self.columns + " WHERE e.id = ? AND e.position > ?"
-        let sealed = try Self.sealedThrough(db)
-        if let row = try fetch(db, sql: sql, bind: {
-            $0.bind(StoredEventID(id), at: 1)
-            $0.bind(sealed, at: 2)
-        }).first { return row }
-        return sealed > 0 ? try sealedEvent(db, id: id) : nil
+        let sql = Self.columns + " WHERE e.id = ?"
+        if let row = try fetch(db, sql: sql, bind: { $0.bind(StoredEventID(id), at: 1) }).first { return row }
+        return try Self.sealedThrough(db) > 0 ? try sealedEvent(db, id: id) : nil
     }
 
     func events(_ db: Database, stream: String, fromVersion: Int64, hashes: Bool = true) throws -> [RecordedEvent] {
