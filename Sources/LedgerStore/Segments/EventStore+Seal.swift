@@ -58,6 +58,8 @@ extension EventStore {
                 else { break }
                 // false: another sealer wrote this range first; look again.
                 guard try timedWrite({ db in try built.write(db) }) else { continue }
+                // The rows had every hash: a timeline served by this process after sealing needs no decoding.
+                segmentHashes.store(built.hashes, of: built.first)
                 report.segments += 1
                 report.events += built.last - built.first + 1
                 report.sealedBytes += built.storedBytes
@@ -220,6 +222,8 @@ struct BuiltSegment {
     let previousHash: [UInt8]
     let lastHash: [UInt8]
     let checks: [UInt8]
+    /// Every event's whole hash, back to back (for `SegmentHashes`; not stored).
+    let hashes: [UInt8]
     let dictionary: Int64?
     let blocks: [Block]
 
@@ -235,6 +239,7 @@ struct BuiltSegment {
         self.previousHash = previousHash
         lastHash = events[events.count - 1].hash
         checks = events.flatMap { $0.hash.prefix(4) }
+        hashes = events.flatMap(\.hash)
         self.dictionary = dictionary
         // Group by stream, streams in the order of their first event; within a stream, versions are consecutive.
         var order: [Int64] = []
