@@ -61,16 +61,20 @@ enum NightlyBenchmark {
         let expected = workload.expectedFindings
         print("  planted:  \(expected) findings; reported \(report.entries.count)\(report.entries.count == expected ? "" : "  MISMATCH")")
 
-        let baseline = try await Measure.seconds { try baselineJoin(basePath, workload: workload, truthPath: truthPath) }
-        print(String(format: "  baseline: %6.2f s  %@  (raw JSON table ⋈ truth table, load + join, no fold)", baseline,
-            Measure.rate(count, baseline)))
+        // The same work on both sides: the ledger is built before its timing starts, so the baseline's raw table
+        // is loaded before its own; both timings read the truth feed and compare.
+        let pool = try DatabasePool(path: basePath)
+        let load = try await Measure.seconds { try loadRaw(pool, workload: workload) }
+        let baseline = try await Measure.seconds { try baselineJoin(pool, truthPath: truthPath) }
+        print(String(format: "  baseline: %6.2f s  %@  (truth feed loaded into a table ⋈ raw JSON table, no fold; loading the raw table took %.2f s before, untimed like building the ledger)",
+            baseline, Measure.rate(count, baseline), load))
+        print(String(format: "  nightly / baseline: %.2fx (SPEC §8 target ≤ 1.0x)", seconds / baseline))
         print(String(format: "  target ≤ 15 s for 1M activities: %@ (%.2f s scaled to 1M)",
             seconds / Double(count) * 1_000_000 <= 15 ? "met" : "NOT met", seconds / Double(count) * 1_000_000))
     }
 
-    /// Loads raw JSON (one content per activity) and the truth feed into plain tables, then joins them.
-    static func baselineJoin(_ path: String, workload: NightlyWorkload, truthPath: String) throws {
-        let pool = try DatabasePool(path: path)
+    /// The baseline's log: raw JSON, one content per activity, in a plain table.
+    static func loadRaw(_ pool: DatabasePool, workload: NightlyWorkload) throws {
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE raw (activity TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
             let insert = try db.makeStatement(sql: "INSERT INTO raw VALUES (?, ?)")
@@ -78,6 +82,10 @@ enum NightlyBenchmark {
                 try insert.execute(arguments: [workload.id(index), #"{"state":{"eta":\#(index % 30 + 1)}}"#])
             }
         }
+    }
+
+    /// Loads the truth feed into a plain table and joins it with the raw table.
+    static func baselineJoin(_ pool: DatabasePool, truthPath: String) throws {
         let reader = try JSONLinesReader(path: truthPath)
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE truth (activity TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
