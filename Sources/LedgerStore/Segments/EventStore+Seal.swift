@@ -89,11 +89,13 @@ extension EventStore {
         dead.bind(sealed, at: 1)
         dead.bind(Int64(limit), at: 2)
         var rows: [(position: Int64, stream: Int64, version: Int64, id: String, bytes: Int64)] = []
-        while try dead.stepRow(db) {
-            let id = dead.isBlob(at: 3) ? StoredEventID.format(dead.blob(at: 3)) : dead.text(at: 3)
-            rows.append((dead.int64(at: 0), dead.int64(at: 1), dead.int64(at: 2), id, dead.int64(at: 4)))
+        do {
+            defer { dead.resetBindings() }
+            while try dead.stepRow(db) {
+                let id = dead.isBlob(at: 3) ? StoredEventID.format(dead.blob(at: 3)) : dead.text(at: 3)
+                rows.append((dead.int64(at: 0), dead.int64(at: 1), dead.int64(at: 2), id, dead.int64(at: 4)))
+            }
         }
-        dead.resetBindings()
         guard let low = rows.first?.position, let high = rows.last?.position else { return nil }
         let block = try db.cachedStatement(
             sql: "SELECT id FROM segment_blocks WHERE stream = ? AND first_version <= ? ORDER BY first_version DESC LIMIT 1")
