@@ -26,9 +26,10 @@ public struct SealReport: Sendable, Hashable {
 /// by position and by stream take positions up to the last segment's from the segments and ignore rows there.
 /// Afterwards, `purgeRows` at a time, each in a transaction of its own, a dead row's id key goes into
 /// `sealed_ids` and the row is deleted (doing all of it in the segment's transaction held the write lock for
-/// 20–36 ms: the keys and the rows' index entries are scattered). Until then a lookup by id finds the dead row,
-/// an exact copy of the sealed event, so an id is always found. A crash at any moment leaves, for each position,
-/// a live row or a segment, and for each sealed id a dead row or its key; the next `seal` finishes the purge first.
+/// 20–36 ms: the keys and the rows' index entries are scattered). Until then a lookup by id finds the dead row's
+/// position through the rows' index and reads the event from the segment, so an id is always found (a dead
+/// row's own bytes are never read). A crash at any moment leaves, for each position, a live row or a segment, and
+/// for each sealed id a dead row or its key; the next `seal` finishes the purge first.
 extension EventStore {
     /// Seals every event up to `through` (default: the whole log) that is not sealed yet, in segments of at most
     /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment;

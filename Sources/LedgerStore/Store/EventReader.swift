@@ -62,12 +62,21 @@ struct EventReader {
         }
     }
 
-    /// A dead row (sealed, its id not yet filed in `sealed_ids`) is found here too: it is an exact copy of the
-    /// sealed event, hash included.
+    /// A dead row (sealed, its id not yet filed in `sealed_ids`) is found by the rows' index too; its event is then
+    /// read from its segment, the copy `verify` checks: a dead row's own bytes are never read.
     func event(_ db: Database, id: String) throws -> RecordedEvent? {
-        let sql = Self.columns + " WHERE e.id = ?"
-        if let row = try fetch(db, sql: sql, bind: { $0.bind(StoredEventID(id), at: 1) }).first { return row }
-        return try Self.sealedThrough(db) > 0 ? try sealedEvent(db, id: id) : nil
+        let position: Int64? = try {
+            let find = try db.cachedStatement(sql: "SELECT position FROM events WHERE id = ?")
+            find.bind(StoredEventID(id), at: 1)
+            defer { find.resetBindings() }
+            return try find.stepRow(db) ? find.int64(at: 0) : nil
+        }()
+        let sealed = try Self.sealedThrough(db)
+        if let position {
+            guard position > sealed else { return try sealedEvent(db, position: position) }
+            return try fetch(db, sql: Self.columns + " WHERE e.position = ?") { $0.bind(position, at: 1) }.first
+        }
+        return sealed > 0 ? try sealedEvent(db, id: id) : nil
     }
 
     func events(_ db: Database, stream: String, fromVersion: Int64, hashes: Bool = true) throws -> [RecordedEvent] {
