@@ -73,13 +73,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
         let ledgerRebuild = try await Measure.seconds { _ = try await ledger.rebuild() }
         Self.row("rebuild all projections", lines.count, ledgerRebuild, baseline: baseRebuild, note: "target ≥ 1M/s")
         // The ceiling of rebuild: reading (and decompressing) the log it folds, nothing else.
-        var scanned = 0
-        let readPass = try await Measure.seconds {
-            try ledger.store.forEachEvent(after: 0) { _ in
-                scanned += 1
-                return true
-            }
-        }
+        let (scanned, readPass) = try await Self.readPass(ledger, hashes: true)
         Self.row("  read + decompress the log (one pass)", scanned, readPass, baseline: ledgerRebuild,
                  note: "ceiling of rebuild; beside it: rebuild")
 
@@ -120,22 +114,10 @@ struct LedgerBenchmark: AsyncParsableCommand {
             format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (pages in use; target ≥ 6x)",
             "sealed size" as NSString, Double(inUse) / Double(lines.count), Double(baseBytes) / Double(lines.count),
             Double(baseBytes) / Double(max(inUse, 1))))
-        var sealedScanned = 0
-        let sealedRead = try await Measure.seconds {
-            try ledger.store.forEachEvent(after: 0, hashes: false) { _ in
-                sealedScanned += 1
-                return true
-            }
-        }
+        let (sealedScanned, sealedRead) = try await Self.readPass(ledger, hashes: false)
         Self.row("read + decompress, sealed", sealedScanned, sealedRead, baseline: readPass,
                  note: "target ≥ 2M/s; no hashes; beside it: rows")
-        var hashedScanned = 0
-        let hashedRead = try await Measure.seconds {
-            try ledger.store.forEachEvent(after: 0) { _ in
-                hashedScanned += 1
-                return true
-            }
-        }
+        let (hashedScanned, hashedRead) = try await Self.readPass(ledger, hashes: true)
         Self.row("  with chain hashes (feed, export)", hashedScanned, hashedRead, baseline: sealedRead,
                  note: "beside it: without")
         let sealedRebuild = try await Measure.seconds { _ = try await ledger.rebuild() }
@@ -152,6 +134,18 @@ struct LedgerBenchmark: AsyncParsableCommand {
         try await Self.queries(
             ledger: reopened, baseline: baseline, picks: picks, times: times, perActivity: perActivity,
             label: ", sealed, another process")
+    }
+
+    /// One pass over the whole log doing nothing with the events: (events read, seconds).
+    static func readPass(_ ledger: Ledger, hashes: Bool) async throws -> (Int, Double) {
+        var count = 0
+        let seconds = try await Measure.seconds {
+            try ledger.store.forEachEvent(after: 0, hashes: hashes) { _ in
+                count += 1
+                return true
+            }
+        }
+        return (count, seconds)
     }
 
     /// state --at, timeline and audit on random activities, beside the baseline's naive state.

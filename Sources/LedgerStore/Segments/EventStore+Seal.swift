@@ -118,11 +118,6 @@ extension EventStore {
         return freed
     }
 
-    /// Events after the last segment not sealed yet.
-    public func unsealedEvents(in db: Database) throws -> Int64 {
-        try lastPosition(in: db) - EventReader.sealedThrough(db)
-    }
-
     /// The next segment to seal as `db` sees the log, compressed and ready to write; nil when nothing up to
     /// `through` is left unsealed.
     private func buildSegment(_ db: Database, through: Int64?, compressor: SegmentCompressor) throws -> BuiltSegment? {

@@ -55,7 +55,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a request body may take to arrive, then 408 (env LEDGER_BODY_TIMEOUT). [default: 30]")
     var bodyTimeout: Double?
 
-    @Option(help: "Newest events kept as rows; older ones are sealed in the background, -1: never (env LEDGER_KEEP_UNSEALED). [default: 16384]")
+    @Option(parsing: .unconditional, help: "Newest events kept as rows; older ones are sealed in the background, -1: never (env LEDGER_KEEP_UNSEALED). [default: 16384]")
     var keepUnsealed: Int?
 
     func run() async throws {
