@@ -34,6 +34,21 @@ struct EventReader {
         return try statement.stepRow(db) ? statement.int64(at: 0) : nil
     }
 
+    /// The version of the stream's last event (nil: none): its rows' last, or when it has no row its last sealed
+    /// block's (a dead row has its sealed event's version, so either answer is right).
+    static func lastVersion(stream: Int64, db: Database) throws -> Int64? {
+        for sql in [
+            "SELECT max(version) FROM events WHERE stream = ?",
+            "SELECT max(last_version) FROM segment_blocks WHERE stream = ?",
+        ] {
+            let statement = try db.cachedStatement(sql: sql)
+            statement.bind(stream, at: 1)
+            defer { statement.resetBindings() }
+            if try statement.stepRow(db), let version = statement.optionalInt64(at: 0) { return version }
+        }
+        return nil
+    }
+
     /// The last sealed position (0 when nothing is sealed): every position up to it is in a segment.
     static func sealedThrough(_ db: Database) throws -> Int64 {
         let statement = try db.cachedStatement(

@@ -103,8 +103,7 @@ extension EventStore {
     /// Version of the last event of `stream`, or nil when the stream has none.
     public func streamVersion(in db: Database, stream: String) throws -> Int64? {
         guard let id = try EventReader.streamID(stream, db: db) else { return nil }
-        return try Int64.fetchOne(db, sql: "SELECT max(version) FROM events WHERE stream = ?", arguments: [id])
-            ?? Int64.fetchOne(db, sql: "SELECT max(last_version) FROM segment_blocks WHERE stream = ?", arguments: [id])
+        return try EventReader.lastVersion(stream: id, db: db)
     }
 
     /// Position of the last event (0 for an empty log).

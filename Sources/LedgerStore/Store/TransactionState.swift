@@ -60,18 +60,7 @@ struct TransactionState {
         var slot: StreamSlot
         if try find.stepRow(db) {
             let id = find.int64(at: 0)
-            let last = try db.cachedStatement(sql: "SELECT max(version) FROM events WHERE stream = ?")
-            last.bind(id, at: 1)
-            defer { last.resetBindings() }
-            var version = try last.stepRow(db) ? last.optionalInt64(at: 0) : nil
-            if version == nil {
-                // No row of the stream: its last version, if any, is in a sealed block.
-                let sealed = try db.cachedStatement(sql: "SELECT max(last_version) FROM segment_blocks WHERE stream = ?")
-                sealed.bind(id, at: 1)
-                defer { sealed.resetBindings() }
-                version = try sealed.stepRow(db) ? sealed.optionalInt64(at: 0) : nil
-            }
-            slot = StreamSlot(id: id, version: version ?? 0)
+            slot = StreamSlot(id: id, version: try EventReader.lastVersion(stream: id, db: db) ?? 0)
         } else if create {
             let insert = try db.cachedStatement(sql: "INSERT INTO streams(name) VALUES (?)")
             insert.bind(name, at: 1)
