@@ -66,10 +66,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The incident view's page, stylesheet and script, embedded (SPEC §7 "Web page").
+        .target(name: "LedgerWeb", dependencies: ["Ledger", "ActivityModel"]),
         .target(
             name: "LedgerServer",
             dependencies: [
                 "Ledger",
+                "LedgerWeb",
                 "LedgerStore",
                 "ActivityModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -99,6 +102,7 @@ let package = Package(
             dependencies: [
                 "Ledger",
                 "LedgerServer",
+                "LedgerWeb",
                 "LedgerStore",
                 "ActivityModel",
                 "Formats",

@@ -102,6 +102,7 @@ public enum LedgerServerApp: Sendable {
         }
         // Compact JSON, `/` unescaped, for what the generated layer still writes itself (errors it raises); the
         // ledger's answers are the bytes it rendered (RenderedDocument).
+        WebRoutes.add(to: router, routes: declared)
         try api.registerHandlers(
             on: RecordingServerTransport(base: router, routes: declared),
             configuration: Configuration(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),

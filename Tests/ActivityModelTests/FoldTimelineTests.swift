@@ -105,6 +105,38 @@ struct FoldTimelineTests {
         #expect(fast == oracle)
     }
 
+    @Test("the walk's candidate flags equal recomputing them after every event", arguments: 0..<200)
+    func candidateFlags(seed: Int) {
+        let ordered = ActivityTimeline.ordered(Self.history(seed: UInt64(seed)), asOf: Self.t0.adding(hours: 20))
+        guard let request = ActivityTimeline.request(of: "A", in: ordered) else { return }
+        var walk = ActivityTimeline(activity: "A", request: request.event, data: request.data, asOf: request.event.event.at)
+        for event in ordered where ActivityTimeline.isRelevant(event.event, activity: "A") {
+            walk.append(event)
+            let recomputed = walk.deliveries.indices.map { walk.isCandidate($0, before: .max) }
+            #expect(walk.eligible == recomputed, "seed \(seed), after \(event.event.id ?? "?")")
+        }
+    }
+
+    @Test("the state as of any time is the last card at or before it (the incident report's slider)", arguments: 0..<150)
+    func cardsCoverEveryChange(seed: Int) throws {
+        let events = Self.history(seed: UInt64(seed))
+        var rng = SeededGenerator(seed: UInt64(seed) &+ 5)
+        let from = Self.t0.adding(milliseconds: Int64.random(in: -3...8, using: &rng) * 3_600_000)
+        let to = from.adding(hours: Int64.random(in: 1...16, using: &rng))
+        let cards = ActivityFold.cards(activity: "A", events: events, from: from, to: to)
+        #expect(zip(cards, cards.dropFirst()).allSatisfy { $0.asOf < $1.asOf })
+        for _ in 0..<60 {
+            let at = from.adding(milliseconds: Int64.random(in: 0...(to.milliseconds - from.milliseconds), using: &rng))
+            let folded = try? ActivityFold.state(activity: "A", events: events, asOf: at)
+            guard var card = cards.last(where: { $0.asOf <= at }) else {
+                #expect(folded == nil, "seed \(seed): no card at \(at.rfc3339) but the fold has a state")
+                continue
+            }
+            card.asOf = at
+            #expect(card == folded, "seed \(seed) at \(at.rfc3339)")
+        }
+    }
+
     @Test("generated histories cover channel entries, every phase and skipped foreign subscribes")
     func generatorCoverage() {
         var phases: Set<Phase> = []

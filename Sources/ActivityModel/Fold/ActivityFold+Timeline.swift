@@ -63,3 +63,62 @@ extension ActivityFold {
         return entries
     }
 }
+
+extension ActivityFold {
+    /// The activity as of each of `times` (ascending), in one walk: the state at `times[i]` equals
+    /// `state(activity:events:asOf: times[i])`, nil where it has no request at or before that time.
+    ///
+    /// The incident report uses it to precompute the Lock Screen card at every moment it can change.
+    public static func states(activity: String, events: [PositionedEvent], at times: [Instant]) -> [ActivityState?] {
+        guard let last = times.last else { return [] }
+        let ordered = ActivityTimeline.ordered(events, asOf: last)
+        guard let request = ActivityTimeline.request(of: activity, in: ordered) else { return times.map { _ in nil } }
+        var walk = ActivityTimeline(
+            activity: activity, request: request.event, data: request.data, asOf: request.event.event.at)
+        var next = 0
+        var states: [ActivityState?] = []
+        states.reserveCapacity(times.count)
+        for time in times {
+            while next < ordered.count, ordered[next].event.at <= time {
+                if ActivityTimeline.isRelevant(ordered[next].event, activity: activity) { walk.append(ordered[next]) }
+                next += 1
+            }
+            guard next > request.index else {
+                states.append(nil)
+                continue
+            }
+            walk.settle(asOf: time)
+            states.append(walk.state())
+        }
+        return states
+    }
+
+    /// The activity at every moment in [`from`, `to`] where its state can change: `from`, each event's `at`, and
+    /// each deadline a state names (`deadlines(of:)`), ascending. Between two of them nothing changes, so the
+    /// state as of any T in the window is the last one at or before T, with `asOf` T (a property test holds this
+    /// against `state(activity:events:asOf:)`). Moments before the request are left out.
+    public static func cards(activity: String, events: [PositionedEvent], from: Instant, to: Instant) -> [ActivityState] {
+        var moments = Set([from, to] + events.lazy.map(\.event.at).filter { $0 >= from && $0 <= to })
+        var cards: [ActivityState] = []
+        // A deadline's own state names no deadline its walk has not: this ends after a pass or two (the deadlines
+        // come from a finite set: the contents' stale dates, the start, the ends and the deaths the events give).
+        for _ in 0..<16 {
+            cards = states(activity: activity, events: events, at: moments.sorted()).compactMap { $0 }
+            let named = cards.flatMap(deadlines).filter { $0 > from && $0 <= to && !moments.contains($0) }
+            if named.isEmpty { break }
+            moments.formUnion(named)
+        }
+        return cards
+    }
+
+    /// The moments after which `state` may say something else without a new event: the start, the stale date,
+    /// the 8 h system end, the 12 h cap, the end and the removal deadline it reports.
+    public static func deadlines(of state: ActivityState) -> [Instant] {
+        var times = [state.startsAt, state.startsAt.adding(hours: 8), state.startsAt.adding(hours: 12)]
+        for time in [state.staleDate, state.endedAt, state.removedAt, state.removalDeadline] {
+            if let time { times.append(time) }
+        }
+        for record in state.tokenHistory { if let dead = record.deadFrom { times.append(dead) } }
+        return times
+    }
+}

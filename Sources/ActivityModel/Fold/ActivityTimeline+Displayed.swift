@@ -73,10 +73,8 @@ extension ActivityTimeline {
         // Deliveries are recorded in walk order: indices ascend.
         for d in deliveries.indices {
             if deliveries[d].index >= limit { break }
-            guard deliveries[d].content != nil, deliveries[d].ownRejection == nil else { continue }
-            let best = bestOutcome(carryingEnd: deliveries[d].endedActivity, id: deliveries[d].id, before: limit)
-            if case .failure? = best { continue }
-            if deliveries[d].deadTokenAtRecord, best != .success { continue }
+            // Everything walked so far: what the walk keeps up to date (`eligible`).
+            guard limit == .max ? eligible[d] : isCandidate(d, before: limit) else { continue }
             if let pending = request, pending.index < deliveries[d].index {
                 result.append(pending)
                 request = nil
@@ -85,6 +83,26 @@ extension ActivityTimeline {
         }
         if let request { result.append(request) }
         return result
+    }
+
+    /// Whether delivery `d` is content the device may show, as known before walk index `limit`: it has content,
+    /// was not rejected when recorded, and no attempt known by then says it failed.
+    func isCandidate(_ d: Int, before limit: Int) -> Bool {
+        guard deliveries[d].content != nil, deliveries[d].ownRejection == nil else { return false }
+        let best = bestOutcome(carryingEnd: deliveries[d].endedActivity, id: deliveries[d].id, before: limit)
+        if case .failure? = best { return false }
+        if deliveries[d].deadTokenAtRecord, best != .success { return false }
+        return true
+    }
+
+    /// Keeps `eligible[d]` equal to `isCandidate(d, before: .max)` after the walk changed what it depends on:
+    /// the pushes carrying `id` (nil: the deaths, killers or the end, which every delivery depends on).
+    mutating func refreshCandidates(carrying id: String?) {
+        if let id {
+            for d in deliveriesByID[id] ?? [] { eligible[d] = isCandidate(d, before: .max) }
+        } else {
+            for d in deliveries.indices { eligible[d] = isCandidate(d, before: .max) }
+        }
     }
 
     /// What a candidate shows.

@@ -76,6 +76,9 @@ extension ActivityTimeline {
                 let from = p.apnsTimestamp ?? event.at
                 if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }
                 killers.insert(positioned.position)
+                refreshCandidates(carrying: nil)
+            } else {
+                refreshCandidates(carrying: p.refersTo)
             }
         case .observe(let o):
             counters.observations += 1
@@ -131,6 +134,8 @@ extension ActivityTimeline {
             Recorded(
                 index: index, event: positioned, id: id, type: type, timestamp: timestamp, content: content,
                 viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken, endedActivity: ends))
+        deliveriesByID[id, default: []].append(deliveries.count - 1)
+        eligible.append(isCandidate(deliveries.count - 1, before: .max))
         if ends, let policy {
             let by: EndedBy = event.source == .app || event.source == .device ? .app : .server
             markOver(at: event.at, index: index)
@@ -144,6 +149,7 @@ extension ActivityTimeline {
         if overAt == nil {
             overAt = time
             overIndex = index
+            refreshCandidates(carrying: nil)
         }
     }
 

@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Foundation
 import GRDB
 import LedgerStore
@@ -10,6 +11,8 @@ public struct ActivityFilter: Sendable, Hashable {
     public var attributesType: String?
     /// Any token the activity ever had (current or rotated away).
     public var token: String?
+    /// The start of a token (hex digits) the activity has or ever had: what an engineer pastes from a log line.
+    public var tokenPrefix: String?
     public var channel: String?
     /// The namespace listed: the caller's app (the server scopes every list to it), nil for the app-less one.
     public var app: String?
@@ -21,8 +24,10 @@ public struct ActivityFilter: Sendable, Hashable {
 
     public init(
         phase: Phase? = nil, installation: String? = nil, attributesType: String? = nil, token: String? = nil,
-        channel: String? = nil, app: String? = nil, at: Instant? = nil, limit: Int = 100, after: String? = nil
+        tokenPrefix: String? = nil, channel: String? = nil, app: String? = nil, at: Instant? = nil, limit: Int = 100,
+        after: String? = nil
     ) {
+        self.tokenPrefix = tokenPrefix
         self.phase = phase
         self.installation = installation
         self.attributesType = attributesType
@@ -82,6 +87,9 @@ extension Ledger {
             }
             return id
         }
+        if let prefix = filter.tokenPrefix, prefix.isEmpty || prefix.utf8.count > 200 || !Hex.isDigits(prefix.utf8) {
+            throw LedgerError(.badInput, "tokenPrefix: expected 1–200 hex digits", field: "tokenPrefix")
+        }
         let asOf = filter.at ?? Self.now()
         return try await read { db in try self.activities(db, filter, after: after, asOf: asOf) }
     }
@@ -121,6 +129,13 @@ extension Ledger {
         if let type = filter.attributesType { sql += " AND a.attributes_type = \(type)" }
         if let token = filter.token {
             sql += " AND a.activity IN (SELECT activity FROM tokens WHERE token = \(Self.key(token, app: filter.app)))"
+        }
+        if let prefix = filter.tokenPrefix {
+            // Hex digits sort below 0x7F, so the tokens that start with the prefix are one range of the index.
+            let low = Self.key(prefix, app: filter.app)
+            sql += """
+                 AND a.activity IN (SELECT activity FROM tokens WHERE token >= \(low) AND token < \(low + "\u{7F}")\(Self.namespaceCondition("token", app: filter.app)))
+                """
         }
         if let channel = filter.channel {
             sql += """

@@ -19,9 +19,24 @@ extension Ledger {
     }
 
     /// The verdicts of one update or end on every activity it reached (one per subscriber for a channel update).
-    public func audit(update id: String, at: Instant? = nil, app: String? = nil) async throws -> UpdateAudit {
+    ///
+    /// `limit` pages a channel update's subscribers in activity-id order (the incident page shows 100k of them a
+    /// page at a time): the answer then also gives `subscribers` (all of them) and `nextCursor`, passed back as
+    /// `after`. Without `limit`, every addressed activity is listed.
+    public func audit(update id: String, at: Instant? = nil, app: String? = nil, limit: Int? = nil, after: String? = nil)
+        async throws -> UpdateAudit
+    {
         let asOf = at ?? Self.now()
-        return try await read { db in try self.audit(db, update: id, asOf: asOf, app: app) }
+        let after = try after.map { text in
+            guard let id = PageCursor.decode(text) else {
+                throw LedgerError(
+                    .badInput, "cursor: not a cursor this ledger returned; pass the previous page's nextCursor unchanged",
+                    field: "cursor")
+            }
+            return id
+        }
+        let page = limit.map { UpdateAudit.Page(limit: max(1, min($0, 1000)), after: after) }
+        return try await read { db in try self.audit(db, update: id, asOf: asOf, app: app, page: page) }
     }
 
     /// `state` inside a read the caller holds (the bench times the read and fold alone with it).
@@ -44,29 +59,58 @@ extension Ledger {
         }
     }
 
-    func audit(_ db: Database, update id: String, asOf: Instant, app: String?) throws -> UpdateAudit {
+    func audit(_ db: Database, update id: String, asOf: Instant, app: String?, page: UpdateAudit.Page? = nil) throws
+        -> UpdateAudit
+    {
         let target = try event(db, id: id, app: app)
         guard target.event.type == .update || target.event.type == .end else {
             throw LedgerError(.badInput, "event \(id) is a \(target.event.type.rawValue), not an update or end", field: "event")
         }
-        let activities: [String]
+        var activities: [String]
+        var subscribers: Int
         switch target.event.stream.kind {
         case .activity:
             activities = [target.event.stream.id]
+            subscribers = 1
         case .channel:
-            activities = try String.fetchAll(
-                db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
-                arguments: [Self.key(target.event.stream.id, app: app)]
-            ).map(Namespaced.name)
+            let channel = Self.key(target.event.stream.id, app: app)
+            if let page {
+                // One more than the page, to know whether another follows.
+                activities = try String.fetchAll(
+                    db,
+                    sql: "SELECT activity FROM channel_members WHERE channel = ? AND activity > ? ORDER BY activity LIMIT ?",
+                    arguments: [channel, Self.key(page.after ?? "", app: app), page.limit + 1]
+                ).map(Namespaced.name)
+                subscribers = try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM channel_members WHERE channel = ?", arguments: [channel]) ?? 0
+            } else {
+                activities = try String.fetchAll(
+                    db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
+                    arguments: [channel]
+                ).map(Namespaced.name)
+                subscribers = activities.count
+            }
         case .installation:
             activities = []
+            subscribers = 0
+        }
+        var next: String?
+        if let page {
+            if page.after != nil, target.event.stream.kind == .activity { activities = [] }
+            if activities.count > page.limit {
+                activities.removeLast(activities.count - page.limit)
+                next = activities.last
+            }
         }
         var deliveries: [Delivery] = []
         for activity in activities {
             guard let audit = try? audit(db, activity: activity, asOf: asOf, app: app) else { continue }
             deliveries += audit.deliveries.filter { $0.event == id }
         }
-        return UpdateAudit(event: id, type: target.event.type, stream: target.event.stream.description, deliveries: deliveries)
+        var audit = UpdateAudit(
+            event: id, type: target.event.type, stream: target.event.stream.description, deliveries: deliveries)
+        if page != nil { audit.paging = .init(subscribers: subscribers, next: next) }
+        return audit
     }
 }
 
@@ -90,6 +134,27 @@ public struct UpdateAudit: Sendable, Hashable {
     public var type: EventType
     public var stream: String
     public var deliveries: [Delivery]
+    /// Set when a page was asked (`limit`): how many activities the update addressed, and where the next page starts.
+    public var paging: Paging?
+
+    public init(event: String, type: EventType, stream: String, deliveries: [Delivery]) {
+        self.event = event
+        self.type = type
+        self.stream = stream
+        self.deliveries = deliveries
+    }
+
+    struct Page {
+        var limit: Int
+        var after: String?
+    }
+
+    public struct Paging: Sendable, Hashable {
+        public var subscribers: Int
+        /// The last activity listed when more follow.
+        public var next: String?
+        public var nextCursor: String? { next.map(PageCursor.encode) }
+    }
 
     /// `{"event", "type", "stream", "audits": [{"activity", "deliveries": [one]}], "deliveries": [...]}` (the
     /// OpenAPI `UpdateAudit`). `deliveries` lists them all, flat, so that it reads like SPEC §7's audit shape; an
@@ -101,6 +166,10 @@ public struct UpdateAudit: Sendable, Hashable {
             "deliveries": .array(deliveries.map(\.json)),
         ])
         if let name = StreamName(stream), name.kind == .activity { object["activity"] = .string(name.id) }
+        if let paging {
+            object["subscribers"] = .int(Int64(paging.subscribers))
+            object["nextCursor"] = paging.nextCursor.map(JSONValue.string) ?? .null
+        }
         return .object(object)
     }
 }

@@ -38,13 +38,23 @@ extension Ledger {
     public func timeline(activity: String, from: Instant? = nil, to: Instant? = nil, app: String? = nil) async throws
         -> TimelineReport
     {
+        let all = try await activityEvents(activity, app: app)
+        return Self.timeline(activity: activity, events: all, from: from, to: to ?? all.map(\.event.at).max()!)
+    }
+
+    /// Every event of the activity's stream and of the channels it follows, with hashes; notFound when its
+    /// stream has none.
+    func activityEvents(_ activity: String, app: String?) async throws -> [LoggedEvent] {
         let key = Self.key(activity, app: app)
         let all = try await read { db in try self.relevantEvents(db, key: key, hashes: true) }
         guard all.contains(where: { $0.event.stream.kind == .activity }) else {
             throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
         }
+        return all
+    }
+
+    static func timeline(activity: String, events all: [LoggedEvent], from: Instant?, to: Instant) -> TimelineReport {
         let byPosition = Dictionary(all.map { ($0.position, $0) }, uniquingKeysWith: { first, _ in first })
-        let to = to ?? all.map(\.event.at).max()!
         let steps = ActivityFold.timeline(activity: activity, events: all.map(\.positioned), from: from, to: to).map {
             TimelineStep(event: byPosition[$0.event.position]!, phase: $0.state.phase, displayed: $0.state.displayed)
         }

@@ -18,6 +18,13 @@ extension LedgerAPI {
         return .ok(.init(body: .json(.rendered(timeline.json))))
     }
 
+    func getIncident(_ input: Operations.getIncident.Input) async throws -> Operations.getIncident.Output {
+        let from = try TimeParameter.parse(input.query.from, name: "from")
+        let to = try TimeParameter.parse(input.query.to, name: "to")
+        let report = try await ledger.incident(activity: input.path.activity, from: from, to: to, app: Caller.app())
+        return .ok(.init(body: .json(.rendered(report.json))))
+    }
+
     func getActivityAudit(_ input: Operations.getActivityAudit.Input) async throws
         -> Operations.getActivityAudit.Output
     {
@@ -29,7 +36,16 @@ extension LedgerAPI {
 
     func getUpdateAudit(_ input: Operations.getUpdateAudit.Input) async throws -> Operations.getUpdateAudit.Output {
         let at = try TimeParameter.parse(input.query.at, name: "at")
-        let audit = try await ledger.audit(update: input.path.event, at: at, app: Caller.app())
+        let limit = try input.query.limit.map { try Self.limit($0, default: 100, max: 1000) }
+        if let cursor = input.query.cursor {
+            guard limit != nil else { throw APIError.invalidParameter("cursor", "needs limit (a cursor resumes a page)") }
+            guard PageCursor.decode(cursor) != nil else {
+                throw APIError.invalidParameter(
+                    "cursor", "not a cursor this server returned; pass the previous page's nextCursor unchanged")
+            }
+        }
+        let audit = try await ledger.audit(
+            update: input.path.event, at: at, app: Caller.app(), limit: limit, after: input.query.cursor)
         metrics.recordVerdicts(audit.deliveries.map(\.verdict.rawValue))
         return .ok(.init(body: .json(.rendered(audit.json))))
     }
@@ -45,6 +61,7 @@ extension LedgerAPI {
             installation: query.installation,
             attributesType: query.attributesType,
             token: query.token,
+            tokenPrefix: query.tokenPrefix,
             channel: query.channel,
             app: try Caller.app(),
             at: try TimeParameter.parse(query.at, name: "at"),

@@ -30,6 +30,9 @@ struct Activities: AsyncParsableCommand {
     @Option(help: "Activities that ever had this push token.")
     var token: String?
 
+    @Option(help: "Activities that ever had a push token starting with these hex digits.")
+    var tokenPrefix: String?
+
     @Option(help: "Activities subscribed to this broadcast channel.")
     var channel: String?
 
@@ -55,7 +58,7 @@ struct Activities: AsyncParsableCommand {
             }
             let ledger = try options.openLedger(readOnly: true)
             let page = try await ledger.activities(ActivityFilter(
-                phase: phase, installation: installation, attributesType: attributesType, token: token,
+                phase: phase, installation: installation, attributesType: attributesType, token: token, tokenPrefix: tokenPrefix,
                 channel: channel, app: namespace.app, at: try at.map { try parseTime($0, option: "at") }, limit: limit, after: after
             ))
             if options.json {

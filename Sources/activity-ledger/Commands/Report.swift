@@ -1,0 +1,63 @@
+import ActivityModel
+import ArgumentParser
+import Foundation
+import Ledger
+import LedgerWeb
+
+struct Report: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write an activity's incident view as one self-contained HTML file (to attach to a ticket).",
+        discussion: """
+            The file holds the page, its script and the data (timeline, verdicts, token history and the Lock Screen
+            card at every moment it changes); it opens from disk with no server and no network, and its slider
+            works offline. It is the view `serve` gives at /activities/<id>.
+
+            Example:
+              activity-ledger report RIDE-8812 --from 2026-11-20T21:00:00Z --to 2026-11-20T22:00:00Z --out ride.html
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var namespace: AppOption
+
+    @Argument(help: "The activity id.")
+    var activity: String
+
+    @Option(help: "Start of the window (default: the activity's request).")
+    var from: String?
+
+    @Option(help: "End of the window (default: its last event or its removal, whichever is later, not after now).")
+    var to: String?
+
+    @Option(help: "The HTML file to write (replaced whole, or left as it was on failure).")
+    var out: String
+
+    func run() async throws {
+        try await runReporting(db: options.db) {
+            let from = try from.map { try parseTime($0, option: "from") }
+            let to = try to.map { try parseTime($0, option: "to") }
+            if let from, let to, from > to {
+                throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
+            }
+            let ledger = try options.openLedger(readOnly: true)
+            let report = try await ledger.incident(activity: activity, from: from, to: to, app: namespace.app)
+            let html = IncidentPage.report(report)
+            do {
+                try Data(html).write(to: URL(fileURLWithPath: out), options: .atomic)
+            } catch {
+                throw LedgerError(.badInput, "--out \(out): cannot write it (\(error.localizedDescription))", field: "out")
+            }
+            if options.json {
+                printJSON(.object([
+                    "activity": .string(activity), "out": .string(out), "bytes": .int(Int64(html.count)),
+                    "events": .int(Int64(report.timeline.entries.count)), "cards": .int(Int64(report.cards.count)),
+                ]))
+            } else {
+                print(
+                    "wrote \(out): \(activity), \(report.timeline.entries.count) events, \(report.cards.count) moments, "
+                        + "\(html.count) bytes")
+            }
+        }
+    }
+}
