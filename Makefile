@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release-cli release run test unit-tests fuzz-api fuzz-ci bench demo clean
+.PHONY: deps build release-cli release run test unit-tests fuzz-api fuzz-ci web-deps web-tests web-bench bench demo clean
 
 # Installs the system libraries the build links against, only when missing.
 deps:
@@ -38,7 +38,7 @@ demo: release
 	.build/release/activity-ledger import /tmp/activity-ledger-demo.jsonl --db demo.sqlite
 	.build/release/activity-ledger stats --db demo.sqlite
 
-test: unit-tests fuzz-ci
+test: unit-tests fuzz-ci web-tests
 
 # The HTTP suites run on their own: their long-poll timings need Swift's cooperative pool (two threads on a
 # 2-core machine), which the storage suites' blocking SQLite work would otherwise hold for tens of seconds.
@@ -60,9 +60,29 @@ fuzz-ci: deps
 	$(SWIFT) build --product activity-ledger
 	FUZZ_SEED=$(FUZZ_CI_SEED) FUZZ_MAX_EXAMPLES=$(FUZZ_CI_EXAMPLES) bash Tools/fuzz-api.sh
 
+# The incident view in headless Chromium against the real binary (Tools/web-test.py); screenshots in
+# .build/web-artifacts. Installs Chromium, its driver and selenium when missing.
+web-deps:
+	@missing=""; \
+	for p in chromium chromium-driver; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
+
+web-tests: deps web-deps
+	$(SWIFT) build --product activity-ledger
+	python3 Tools/web-test.py --binary .build/debug/activity-ledger --artifacts .build/web-artifacts
+
+# The incident view's first render of a 10k-event activity and of a 100k-subscriber update (SPEC: < 2 s each).
+web-bench: release web-deps
+	python3 Tools/web-test.py --scale --binary .build/release/activity-ledger --artifacts .build/web-artifacts-bench
+
 # Every SPEC §8 figure beside its baseline (ledger-bench all; BENCHMARKS.md has the results and commands).
-bench: release
+bench: release web-deps
 	stdbuf -oL .build/release/ledger-bench all
+	python3 Tools/web-test.py --scale --binary .build/release/activity-ledger --artifacts .build/web-artifacts-bench
 
 clean:
 	rm -rf .build

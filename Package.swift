@@ -155,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "LedgerServerTests",
             dependencies: [
-                "LedgerServer", "LedgerTesting", "Ledger", "LedgerStore", "ActivityModel",
+                "LedgerServer", "LedgerWeb", "LedgerTesting", "Ledger", "LedgerStore", "ActivityModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -117,6 +117,19 @@ struct FoldTimelineTests {
         }
     }
 
+    @Test("a finished walk's attempt index answers every limit as looking the attempts up does", arguments: 0..<200)
+    func attemptIndex(seed: Int) throws {
+        let events = Self.history(seed: UInt64(seed))
+        guard let plain = try? ActivityTimeline(activity: "A", events: events, asOf: Self.t0.adding(hours: 20)) else { return }
+        var indexed = plain
+        indexed.indexAttempts()
+        for d in plain.deliveries.indices {
+            for limit in Array(0...(plain.events.count + 1)) + [.max] {
+                #expect(indexed.isCandidate(d, before: limit) == plain.isCandidate(d, before: limit), "seed \(seed) d \(d) limit \(limit)")
+            }
+        }
+    }
+
     @Test("the state as of any time is the last card at or before it (the incident report's slider)", arguments: 0..<150)
     func cardsCoverEveryChange(seed: Int) throws {
         let events = Self.history(seed: UInt64(seed))

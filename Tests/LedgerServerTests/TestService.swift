@@ -87,6 +87,7 @@ struct TestService {
             var status: Int
             var text: String
             var json: JSONValue?
+            var headers: HTTPFields = [:]
             /// `error.field` and `error.code` of an error reply.
             var errorField: String? { json?["error"]?["field"]?.stringValue }
             var errorCode: String? { json?["error"]?["code"]?.stringValue }
@@ -104,7 +105,9 @@ struct TestService {
                 uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
             ) { response in
                 let text = String(buffer: response.body)
-                return Reply(status: response.status.code, text: text, json: try? JSONValue(json: Data(text.utf8)))
+                return Reply(
+                    status: response.status.code, text: text, json: try? JSONValue(json: Data(text.utf8)),
+                    headers: response.headers)
             }
         }
 

@@ -89,10 +89,31 @@ extension ActivityTimeline {
     /// was not rejected when recorded, and no attempt known by then says it failed.
     func isCandidate(_ d: Int, before limit: Int) -> Bool {
         guard deliveries[d].content != nil, deliveries[d].ownRejection == nil else { return false }
+        if let attemptIndex {
+            // Any success before `limit` makes it the best attempt; else any attempt before it is a failure;
+            // with none, only a token already dead when it was recorded keeps it off the screen.
+            if attemptIndex.firstSuccess[d] < limit { return true }
+            if attemptIndex.first[d] < limit { return false }
+            return !deliveries[d].deadTokenAtRecord
+        }
         let best = bestOutcome(carryingEnd: deliveries[d].endedActivity, id: deliveries[d].id, before: limit)
         if case .failure? = best { return false }
         if deliveries[d].deadTokenAtRecord, best != .success { return false }
         return true
+    }
+
+    /// Indexes the finished walk's attempts (see `AttemptIndex`). The walk must not take more events after it.
+    mutating func indexAttempts() {
+        var first = [Int](repeating: .max, count: deliveries.count)
+        var firstSuccess = first
+        for d in deliveries.indices {
+            guard let all = pushesByRef[deliveries[d].id], let earliest = all.first else { continue }
+            first[d] = earliest.index
+            if let success = all.first(where: { outcome(of: $0, carryingEnd: deliveries[d].endedActivity) == .success }) {
+                firstSuccess[d] = success.index
+            }
+        }
+        attemptIndex = AttemptIndex(first: first, firstSuccess: firstSuccess)
     }
 
     /// Keeps `eligible[d]` equal to `isCandidate(d, before: .max)` after the walk changed what it depends on:

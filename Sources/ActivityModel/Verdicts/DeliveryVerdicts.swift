@@ -14,7 +14,8 @@ public enum DeliveryVerdicts: Sendable {
     public static func deliveries(activity: String, events: [PositionedEvent], asOf: Instant) throws(NoSuchActivity)
         -> [Delivery]
     {
-        let timeline = try ActivityTimeline(activity: activity, events: events, asOf: asOf)
+        var timeline = try ActivityTimeline(activity: activity, events: events, asOf: asOf)
+        timeline.indexAttempts()
         return timeline.deliveries.map { timeline.verdict(for: $0) }
     }
 }

@@ -52,8 +52,8 @@ public struct IncidentReport: Sendable, Hashable {
 }
 
 extension Ledger {
-    /// The incident view of `activity` over [`from`, `to`]. `from` defaults to its request; `to` to the later of
-    /// its last event and its removal from the screen, but not after now.
+    /// The incident view of `activity` over [`from`, `to`]. `from` defaults to its request; `to` to a little past
+    /// the later of its last event and its removal from the screen, but not after now.
     /// - Throws: notFound for an unknown activity; badInput when `from` is after `to`.
     public func incident(activity: String, from: Instant? = nil, to: Instant? = nil, app: String? = nil) async throws
         -> IncidentReport
@@ -68,8 +68,10 @@ extension Ledger {
         } catch {
             throw LedgerError(.notFound, "no such activity: \(activity)", field: "activity")
         }
-        let to = to ?? min(now, max(lastAt, current.removedAt ?? now))
         let from = from ?? current.requestedAt
+        // A little past the removal (a twentieth of the window, at least a minute), so its band shows.
+        let end = max(lastAt, current.removedAt ?? now)
+        let to = to ?? min(now, end.adding(milliseconds: max(60_000, (end.milliseconds - from.milliseconds) / 20)))
         guard from <= to else {
             throw LedgerError(.badInput, "from (\(from.rfc3339)) is after to (\(to.rfc3339))", field: "from")
         }

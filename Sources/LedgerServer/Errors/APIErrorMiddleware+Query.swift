@@ -1,4 +1,6 @@
 internal import Foundation
+import HTTPTypes
+import Ledger
 internal import OpenAPIRuntime
 
 /// The generated decoders refuse a bad query parameter with an error that does not name it (an empty coding
@@ -7,6 +9,14 @@ internal import OpenAPIRuntime
 extension APIErrorMiddleware {
     /// The 400 naming the query parameter `error` is about, or nil when `error` is not about one.
     static func queryParameterError(for error: any Error, query: String?) -> APIError? {
+        // The ledger refusing a value the request gave as a query parameter (a window backwards, a token prefix
+        // that is not hex, a cursor it did not hand out): the request's mistake in that parameter, not an event's.
+        if let refusal = (error as? LedgerError) ?? ((error as? ServerError)?.underlyingError as? LedgerError),
+            refusal.code == .badInput, let field = refusal.field,
+            queryItems(query)?.contains(where: { $0.name == field }) == true
+        {
+            return APIError(status: .badRequest, code: "invalidParameter", message: refusal.message, field: field)
+        }
         guard let serverError = error as? ServerError else { return nil }
         let underlying = serverError.underlyingError
         let missingPrefix = "Missing required query parameter named: "

@@ -21,7 +21,8 @@ final class DeclaredRoutes: Sendable {
 
     /// The methods declared for `path`, or nil when no operation has that path.
     func methods(path: String) -> Set<HTTPRequest.Method>? {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        // "/" is the route of no segments (a declared "/" splits to none).
+        let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         return routes.withLock { routes in
             routes.first { route in
                 route.segments.count == segments.count

@@ -27,7 +27,7 @@ struct Report: AsyncParsableCommand {
     @Option(help: "Start of the window (default: the activity's request).")
     var from: String?
 
-    @Option(help: "End of the window (default: its last event or its removal, whichever is later, not after now).")
+    @Option(help: "End of the window (default: a little past its last event or its removal, whichever is later; not after now).")
     var to: String?
 
     @Option(help: "The HTML file to write (replaced whole, or left as it was on failure).")
