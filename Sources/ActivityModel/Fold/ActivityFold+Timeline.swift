@@ -37,6 +37,7 @@ extension ActivityFold {
                 if case .subscribe(let s) = event.event.data, s.activity != activity { continue }
             }
             walk.settle(asOf: event.event.at)
+            walk.rememberDisplayed()
             entries.append(TimelineEntry(event: event, state: walk.state()))
         }
         return entries
@@ -88,6 +89,7 @@ extension ActivityFold {
                 continue
             }
             walk.settle(asOf: time)
+            walk.rememberDisplayed()
             states.append(walk.state())
         }
         return states

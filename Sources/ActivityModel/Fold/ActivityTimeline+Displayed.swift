@@ -119,11 +119,23 @@ extension ActivityTimeline {
     /// Keeps `eligible[d]` equal to `isCandidate(d, before: .max)` after the walk changed what it depends on:
     /// the pushes carrying `id` (nil: the deaths, killers or the end, which every delivery depends on).
     mutating func refreshCandidates(carrying id: String?) {
-        if let id {
-            for d in deliveriesByID[id] ?? [] { eligible[d] = isCandidate(d, before: .max) }
-        } else {
-            for d in deliveries.indices { eligible[d] = isCandidate(d, before: .max) }
+        let indices = id.map { deliveriesByID[$0] ?? [] } ?? Array(deliveries.indices)
+        for d in indices {
+            let now = isCandidate(d, before: .max)
+            if now != eligible[d] {
+                eligible[d] = now
+                shownIsKnown = false
+            }
         }
+        // The request's own attempts decide whether it can show (a push-to-start that failed shows nothing).
+        if id == nil || id == Self.eventID(requestEvent) { shownIsKnown = false }
+    }
+
+    /// Computes what is displayed after everything walked and keeps it (`shownCandidate`) for the next events.
+    mutating func rememberDisplayed() {
+        guard !shownIsKnown else { return }
+        shownCandidate = displayedCandidate(before: .max)
+        shownIsKnown = true
     }
 
     /// What a candidate shows.
@@ -144,11 +156,17 @@ extension ActivityTimeline {
     /// The displayed content as known before walk index `limit`: the newest-timestamp candidate (an equal
     /// timestamp recorded later wins), with the last device observation overriding what came before it.
     func displayed(before limit: Int = .max) -> ContentSnapshot? {
+        if limit == .max, shownIsKnown { return shownCandidate.map(snapshot(of:)) }
+        return displayedCandidate(before: limit).map(snapshot(of:))
+    }
+
+    /// The candidate `displayed(before:)` shows.
+    func displayedCandidate(before limit: Int) -> Candidate? {
         let all = candidates(before: limit)
         guard
             let o = observations.lastIndex(where: { $0.index < limit && $0.data.contentTimestamp != nil }),
             let observed = observations[o].data.contentTimestamp
-        else { return newest(all).map(snapshot(of:)) }
+        else { return newest(all) }
         let observedAt = observations[o].index
         let observedHash = observations[o].data.contentHash
         // What the device showed at the observation…
@@ -161,7 +179,7 @@ extension ActivityTimeline {
         }
         // …then whatever arrived after it.
         let after = all.filter { $0.index > observedAt }
-        return newest((base.map { [$0] } ?? []) + after).map(snapshot(of:))
+        return newest((base.map { [$0] } ?? []) + after)
     }
 
     private func newest(_ candidates: [Candidate]) -> Candidate? {

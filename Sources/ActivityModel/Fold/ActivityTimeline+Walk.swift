@@ -34,6 +34,7 @@ extension ActivityTimeline {
         case .request(let r):
             guard own, positioned.position == requestEvent.position else { return }
             requestIndex = index
+            shownIsKnown = false
             if case .channel(let id)? = r.pushType, !channels.contains(id) { channels.append(id) }
             intended = ContentSnapshot(r.content, timestamp: event.at.seconds, event: Self.eventID(positioned))
         case .token(let t):
@@ -83,6 +84,7 @@ extension ActivityTimeline {
         case .observe(let o):
             counters.observations += 1
             observations.append(Observation(index: index, event: positioned, data: o))
+            shownIsKnown = false
             // The device is the authority on its own lifecycle.
             if o.activityState == .ended, !isOver {
                 markOver(at: event.at, index: index)
@@ -136,6 +138,12 @@ extension ActivityTimeline {
                 viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken, endedActivity: ends))
         deliveriesByID[id, default: []].append(deliveries.count - 1)
         eligible.append(isCandidate(deliveries.count - 1, before: .max))
+        if eligible[deliveries.count - 1], shownIsKnown {
+            // The newest entry of the candidates (and after any observation): it wins unless older.
+            if shownCandidate.map({ timestamp >= $0.timestamp }) ?? true {
+                shownCandidate = Candidate(index: index, timestamp: timestamp, delivery: deliveries.count - 1)
+            }
+        }
         if ends, let policy {
             let by: EndedBy = event.source == .app || event.source == .device ? .app : .server
             markOver(at: event.at, index: index)

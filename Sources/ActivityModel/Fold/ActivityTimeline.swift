@@ -75,6 +75,12 @@ struct ActivityTimeline {
         var firstSuccess: [Int]
     }
     var attemptIndex: AttemptIndex?
+    /// What `displayed()` shows after everything walked, when `shownIsKnown`: kept by the walks that read the
+    /// state after every event (`rememberDisplayed()`), updated in O(1) when an update or end is appended and
+    /// forgotten when anything else it depends on changes (an observation, an attempt that changes a delivery's
+    /// eligibility, the request's attempts, the end, a token's death).
+    var shownIsKnown = false
+    var shownCandidate: Candidate?
     var observations: [Observation] = []
     var pushes: [Push] = []
     /// Pushes by the event id they carried, in walk order.
