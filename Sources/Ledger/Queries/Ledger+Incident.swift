@@ -54,7 +54,8 @@ public struct IncidentReport: Sendable, Hashable {
 extension Ledger {
     /// The incident view of `activity` over [`from`, `to`]. `from` defaults to its request; `to` to a little past
     /// the later of its last event and its removal from the screen, but not after now.
-    /// - Throws: notFound for an unknown activity; badInput when `from` is after `to`.
+    /// `from` after `to` is an empty window (no events, cards or verdicts), as for `timeline`.
+    /// - Throws: notFound for an unknown activity, or one not yet requested at `to`.
     public func incident(activity: String, from: Instant? = nil, to: Instant? = nil, app: String? = nil) async throws
         -> IncidentReport
     {
@@ -72,14 +73,11 @@ extension Ledger {
         // A little past the removal (a twentieth of the window, at least a minute), so its band shows.
         let end = max(lastAt, current.removedAt ?? now)
         let to = to ?? min(now, end.adding(milliseconds: max(60_000, (end.milliseconds - from.milliseconds) / 20)))
-        guard from <= to else {
-            throw LedgerError(.badInput, "from (\(from.rfc3339)) is after to (\(to.rfc3339))", field: "from")
-        }
         guard let state = ActivityFold.states(activity: activity, events: events, at: [to])[0] else {
             throw LedgerError(.notFound, "no such activity at \(to.rfc3339): \(activity)", field: "activity")
         }
         let timeline = Self.timeline(activity: activity, events: all, from: from, to: to)
-        let cards = ActivityFold.cards(activity: activity, events: events, from: from, to: to)
+        let cards = from <= to ? ActivityFold.cards(activity: activity, events: events, from: from, to: to) : []
         let deliveries: [Delivery]
         do {
             deliveries = try DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: max(now, lastAt))
