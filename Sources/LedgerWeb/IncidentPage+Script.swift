@@ -108,7 +108,10 @@ function jsonLink(label, answer) {
       if (!pre.hidden) { pre.hidden = true; button.setAttribute("aria-expanded", "false"); return; }
       try {
         const current = typeof answer === "function" ? await answer() : answer;
-        pre.textContent = (current.path ? `GET ${current.path}\n\n` : "") + current.text;
+        // A 10k-event answer is megabytes: show its start (the whole answer is one curl away at the path shown).
+        const limit = 200000;
+        const body = current.text.length > limit ? `${current.text.slice(0, limit)}\n… (${current.text.length} characters in all; shown: the first ${limit})` : current.text;
+        pre.textContent = (current.path ? `GET ${current.path}\n\n` : "") + body;
         pre.hidden = false;
         button.setAttribute("aria-expanded", "true");
       } catch (error) { status(error.message, true); }
