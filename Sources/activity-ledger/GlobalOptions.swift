@@ -1,4 +1,6 @@
+import ActivityModel
 import ArgumentParser
+import Ledger
 
 /// Options every command shares.
 struct GlobalOptions: ParsableArguments {
@@ -21,4 +23,24 @@ struct AppOption: ParsableArguments {
         help: "The app (bundle id) whose namespace to use, as an API key of that app sees it; without it, the app-less namespace of plain CLI imports."
     )
     var app: String?
+}
+
+/// `--from T --to T`: a window of event time, bounds inclusive (`timeline`, `report`). A window whose start is
+/// after its end is a mistake in the options (exit 2 naming `from`), where HTTP answers an empty window.
+struct WindowOptions: ParsableArguments {
+    @Option(help: "Start of the window: events at or after this time.")
+    var from: String?
+
+    @Option(help: "End of the window: events at or before this time.")
+    var to: String?
+
+    /// Both bounds, parsed by the one time rule.
+    func parsed() throws -> (from: Instant?, to: Instant?) {
+        let from = try from.map { try parseTime($0, option: "from") }
+        let to = try to.map { try parseTime($0, option: "to") }
+        if let from, let to, from > to {
+            throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
+        }
+        return (from, to)
+    }
 }

@@ -11,7 +11,8 @@ struct Report: AsyncParsableCommand {
         discussion: """
             The file holds the page, its script and the data (timeline, verdicts, token history and the Lock Screen
             card at every moment it changes); it opens from disk with no server and no network, and its slider
-            works offline. It is the view `serve` gives at /activities/<id>.
+            works offline. It is the view `serve` gives at /activities/<id>. The window defaults to the activity's
+            request through a little past its last event or its removal, whichever is later (not after now).
 
             Example:
               activity-ledger report RIDE-8812 --from 2026-11-20T21:00:00Z --to 2026-11-20T22:00:00Z --out ride.html
@@ -24,22 +25,15 @@ struct Report: AsyncParsableCommand {
     @Argument(help: "The activity id.")
     var activity: String
 
-    @Option(help: "Start of the window (default: the activity's request).")
-    var from: String?
-
-    @Option(help: "End of the window (default: a little past its last event or its removal, whichever is later; not after now).")
-    var to: String?
+    /// Defaults: from the activity's request to a little past its last event or its removal, not after now.
+    @OptionGroup var window: WindowOptions
 
     @Option(help: "The HTML file to write (replaced whole, or left as it was on failure).")
     var out: String
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let from = try from.map { try parseTime($0, option: "from") }
-            let to = try to.map { try parseTime($0, option: "to") }
-            if let from, let to, from > to {
-                throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
-            }
+            let (from, to) = try window.parsed()
             let ledger = try options.openLedger(readOnly: true)
             let report = try await ledger.incident(activity: activity, from: from, to: to, app: namespace.app)
             let html = IncidentPage.report(report)

@@ -18,20 +18,11 @@ struct Timeline: AsyncParsableCommand {
     @Argument(help: "The activity id.")
     var activity: String
 
-    @Option(help: "List events at or after this time.")
-    var from: String?
-
-    @Option(help: "List events at or before this time.")
-    var to: String?
+    @OptionGroup var window: WindowOptions
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let from = try from.map { try parseTime($0, option: "from") }
-            let to = try to.map { try parseTime($0, option: "to") }
-            // As over HTTP: an empty window is a mistake in the options, not an empty timeline.
-            if let from, let to, from > to {
-                throw LedgerError(.badInput, "--from \(from.rfc3339) is after --to \(to.rfc3339)", field: "from")
-            }
+            let (from, to) = try window.parsed()
             let ledger = try options.openLedger(readOnly: true)
             let timeline = try await ledger.timeline(activity: activity, from: from, to: to, app: namespace.app)
             if options.json {
