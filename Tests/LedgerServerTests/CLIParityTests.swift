@@ -73,6 +73,29 @@ struct CLIParityTests {
             #expect(second.stdout == secondHTTP.text + "\n")
             #expect(secondHTTP.json?["activities"]?.arrayValue?.first?["activity"]?.stringValue == "P2")
 
+            // `report` embeds the incident answer the page reads over HTTP (all but the two "now" times).
+            let reportFile = directory.path + "/P1.html"
+            let window = ["--from", "2026-11-20T21:00:00Z", "--to", Self.asOf]
+            let reported = try runner.run(["report", "P1", "--app", app, "--out", reportFile] + window + db)
+            #expect(reported.status == 0, "\(reported.stderr)")
+            let html = try String(contentsOfFile: reportFile, encoding: .utf8)
+            let start = try #require(html.range(of: #"<script type="application/json" id="incident-data">"#))
+            let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
+            let embedded = String(html[start.upperBound..<end.lowerBound])
+            #expect(embedded.contains(#""state":\#(Self.state)"#), "the report keeps the content as sent")
+            let incident = try await client.get(
+                "/v1/activities/P1/incident?from=2026-11-20T21:00:00Z&to=\(Self.asOf)", key: service.read)
+            func withoutNow(_ text: String) throws -> JSONValue {
+                guard case .object(var object) = try JSONValue(json: Data(text.utf8)),
+                    case .object(var audit)? = object["audit"]
+                else { return .null }
+                object["generatedAt"] = .null
+                audit["asOf"] = .null
+                object["audit"] = .object(audit)
+                return .object(object)
+            }
+            #expect(try withoutNow(embedded) == withoutNow(incident.text))
+
             // The content state as sent: keys in order, number literals untouched.
             let state = try await client.get("/v1/activities/P1/state?at=\(Self.asOf)", key: service.read)
             #expect(state.text.contains(#""state":\#(Self.state)"#), "\(state.text)")
