@@ -110,6 +110,7 @@ struct FoldTimelineTests {
         let ordered = ActivityTimeline.ordered(Self.history(seed: UInt64(seed)), asOf: Self.t0.adding(hours: 20))
         guard let request = ActivityTimeline.request(of: "A", in: ordered) else { return }
         var walk = ActivityTimeline(activity: "A", request: request.event, data: request.data, asOf: request.event.event.at)
+        walk.tracksDisplayed = true
         for event in ordered where ActivityTimeline.isRelevant(event.event, activity: "A") {
             walk.append(event)
             let recomputed = walk.deliveries.indices.map { walk.isCandidate($0, before: .max) }

@@ -26,6 +26,7 @@ extension ActivityFold {
         guard let request = ActivityTimeline.request(of: activity, in: ordered) else { return [] }
         var walk = ActivityTimeline(
             activity: activity, request: request.event, data: request.data, asOf: request.event.event.at)
+        walk.tracksDisplayed = true
         var entries: [TimelineEntry] = []
         for (index, event) in ordered.enumerated() {
             if ActivityTimeline.isRelevant(event.event, activity: activity) { walk.append(event) }
@@ -76,6 +77,7 @@ extension ActivityFold {
         guard let request = ActivityTimeline.request(of: activity, in: ordered) else { return times.map { _ in nil } }
         var walk = ActivityTimeline(
             activity: activity, request: request.event, data: request.data, asOf: request.event.event.at)
+        walk.tracksDisplayed = true
         var next = 0
         var states: [ActivityState?] = []
         states.reserveCapacity(times.count)

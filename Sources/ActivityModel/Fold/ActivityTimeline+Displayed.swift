@@ -74,7 +74,7 @@ extension ActivityTimeline {
         for d in deliveries.indices {
             if deliveries[d].index >= limit { break }
             // Everything walked so far: what the walk keeps up to date (`eligible`).
-            guard limit == .max ? eligible[d] : isCandidate(d, before: limit) else { continue }
+            guard limit == .max && tracksDisplayed ? eligible[d] : isCandidate(d, before: limit) else { continue }
             if let pending = request, pending.index < deliveries[d].index {
                 result.append(pending)
                 request = nil
@@ -119,6 +119,7 @@ extension ActivityTimeline {
     /// Keeps `eligible[d]` equal to `isCandidate(d, before: .max)` after the walk changed what it depends on:
     /// the pushes carrying `id` (nil: the deaths, killers or the end, which every delivery depends on).
     mutating func refreshCandidates(carrying id: String?) {
+        guard tracksDisplayed else { return }
         let indices = id.map { deliveriesByID[$0] ?? [] } ?? Array(deliveries.indices)
         for d in indices {
             let now = isCandidate(d, before: .max)
@@ -133,7 +134,7 @@ extension ActivityTimeline {
 
     /// Computes what is displayed after everything walked and keeps it (`shownCandidate`) for the next events.
     mutating func rememberDisplayed() {
-        guard !shownIsKnown else { return }
+        guard tracksDisplayed, !shownIsKnown else { return }
         shownCandidate = displayedCandidate(before: .max)
         shownIsKnown = true
     }

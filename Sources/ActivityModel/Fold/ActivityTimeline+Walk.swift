@@ -136,18 +136,21 @@ extension ActivityTimeline {
             Recorded(
                 index: index, event: positioned, id: id, type: type, timestamp: timestamp, content: content,
                 viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken, endedActivity: ends))
-        deliveriesByID[id, default: []].append(deliveries.count - 1)
-        eligible.append(isCandidate(deliveries.count - 1, before: .max))
-        if eligible[deliveries.count - 1], shownIsKnown {
-            // The newest entry of the candidates (and after any observation): it wins unless older.
-            if shownCandidate.map({ timestamp >= $0.timestamp }) ?? true {
-                shownCandidate = Candidate(index: index, timestamp: timestamp, delivery: deliveries.count - 1)
-            }
-        }
+        if tracksDisplayed { track(delivery: deliveries.count - 1, index: index, timestamp: timestamp) }
         if ends, let policy {
             let by: EndedBy = event.source == .app || event.source == .device ? .app : .server
             markOver(at: event.at, index: index)
             end(at: event.at, by: by, policy: policy)
+        }
+    }
+
+    /// Keeps the bookkeeping of `tracksDisplayed` for a delivery just recorded: its eligibility, and what is
+    /// displayed when it is known (the newest entry of the candidates, after any observation, wins unless older).
+    mutating func track(delivery d: Int, index: Int, timestamp: Int64) {
+        deliveriesByID[deliveries[d].id, default: []].append(d)
+        eligible.append(isCandidate(d, before: .max))
+        if eligible[d], shownIsKnown, shownCandidate.map({ timestamp >= $0.timestamp }) ?? true {
+            shownCandidate = Candidate(index: index, timestamp: timestamp, delivery: d)
         }
     }
 

@@ -62,8 +62,13 @@ struct ActivityTimeline {
     var overIndex = -1
 
     var deliveries: [Recorded] = []
-    /// `eligible[d]` is `isCandidate(d, before: .max)`, kept as the walk goes, so that the displayed content
-    /// after each event costs no attempt lookups (a timeline reads it once per event: 10k events took 43 s).
+    /// Set before the first event by the walks that read the state after every event (`ActivityFold.timeline`,
+    /// `states`): they keep `eligible` and what is displayed as they go. A fold read once (state, nightly, resync)
+    /// does not pay for that bookkeeping.
+    var tracksDisplayed = false
+    /// With `tracksDisplayed`, `eligible[d]` is `isCandidate(d, before: .max)`, kept as the walk goes, so that the
+    /// displayed content after each event costs no attempt lookups (a timeline reads it once per event: 10k events
+    /// took 43 s in a debug build, 4.4 s in release).
     var eligible: [Bool] = []
     /// Indices in `deliveries` by event id.
     var deliveriesByID: [String: [Int]] = [:]
