@@ -25,6 +25,9 @@ let package = Package(
         // Already resolved through Hummingbird; named because LedgerServer imports them itself.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The APNs proxy: HTTP/2 both ways (HummingbirdHTTP2 serves, async-http-client sends), TLS.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -86,6 +89,28 @@ let package = Package(
             ],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // The APNs proxy and the APNs client reconciliation sends with (README "APNs proxy"). Beside
+        // LedgerServer, over the same Ledger API: only this target talks to APNs.
+        .target(
+            name: "APNsProxy",
+            dependencies: [
+                "Ledger",
+                "ActivityModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "LedgerTesting",
             dependencies: [
@@ -99,11 +124,13 @@ let package = Package(
             dependencies: [
                 "Ledger",
                 "LedgerServer",
+                "APNsProxy",
                 "LedgerStore",
                 "ActivityModel",
                 "Formats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -119,7 +146,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tools/ledger-bench"
         ),
@@ -146,6 +178,13 @@ let package = Package(
                 "Ledger", "LedgerStore", "ActivityModel", "LedgerTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "APNsProxyTests",
+            dependencies: [
+                "APNsProxy", "Ledger", "ActivityModel",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(
