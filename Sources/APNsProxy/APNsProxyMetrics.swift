@@ -5,7 +5,7 @@ import Synchronization
 public final class APNsProxyMetrics: Sendable {
     /// Why an exchange the proxy answered was not recorded.
     public enum Unrecorded: String, Sendable, CaseIterable {
-        /// The ledger refused to write (unwritable file, busy past the timeout, shutting down).
+        /// The ledger could not write it (unwritable file, busy past the timeout) until its hold ran out.
         case storage
         /// The push does not map to ledger events (not a liveactivity push, an `aps` the validator refuses).
         case invalid
@@ -20,6 +20,7 @@ public final class APNsProxyMetrics: Sendable {
     private let unrecorded: [Unrecorded: CoreMetrics.Counter]
     private let recordedCounter: CoreMetrics.Counter
     private let upstreamFailures: CoreMetrics.Counter
+    private let recordFailures: CoreMetrics.Counter
     private let held: CoreMetrics.Recorder
 
     public init(factory: any MetricsFactory) {
@@ -32,6 +33,8 @@ public final class APNsProxyMetrics: Sendable {
         self.unrecorded = unrecorded
         recordedCounter = CoreMetrics.Counter(label: "apns_proxy_recorded_total", factory: factory)
         upstreamFailures = CoreMetrics.Counter(label: "apns_proxy_upstream_failures_total", factory: factory)
+        recordFailures = CoreMetrics.Counter(
+            label: "apns_proxy_record_failures_total", dimensions: [("reason", "storage")], factory: factory)
         held = CoreMetrics.Recorder(label: "apns_proxy_unattributed_held", aggregate: false, factory: factory)
     }
 
@@ -49,6 +52,8 @@ public final class APNsProxyMetrics: Sendable {
 
     func upstreamFailed() { upstreamFailures.increment() }
     func recorded() { recordedCounter.increment() }
+    /// One attempt to record failed in storage (it is tried again).
+    func recordFailed() { recordFailures.increment() }
     func unrecorded(_ reason: Unrecorded) { unrecorded[reason]?.increment() }
     func holding(_ count: Int) { held.record(count) }
 }

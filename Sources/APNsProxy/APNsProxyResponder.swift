@@ -42,7 +42,14 @@ struct APNsProxyResponder: HTTPResponder {
         guard let secret = request.headers[Self.keyHeader] else {
             return Self.refusal(.unauthorized, "MissingLedgerKey", "send x-ledger-key: <an API key with ingest scope>")
         }
-        guard let key = try keys.authenticate(secret) else {
+        let found: APIKey?
+        do {
+            found = try keys.authenticate(secret)
+        } catch {
+            // The key table could not be read (the file is locked past the busy timeout): not the caller's fault.
+            return Self.refusal(.serviceUnavailable, "LedgerUnavailable", "the ledger's API keys cannot be read now; retry")
+        }
+        guard let key = found else {
             return Self.refusal(.unauthorized, "BadLedgerKey", "unknown or revoked x-ledger-key")
         }
         guard key.allows(.ingest) else {

@@ -6,7 +6,7 @@ import Synchronization
 
 /// Records what the proxy forwarded, off the response path: a bounded queue drained by concurrent appends
 /// (so that the store's group commit batches them), and a bounded hold for pushes to tokens the ledger does
-/// not know yet, retried every second until the hold time runs out.
+/// not know yet and for pushes the ledger failed to write, retried every second until the hold time runs out.
 ///
 /// Nothing here ever makes a caller wait: ``submit(_:)`` returns at once, and a full queue drops the exchange
 /// (counted as `queueFull`). Failures are counted in ``APNsProxyMetrics`` and logged at most once per 10 s per
@@ -18,7 +18,8 @@ public final class APNsRecorder: Service, Sendable {
         public var queueCapacity = 10_000
         /// Appends in flight at once.
         public var concurrency = 16
-        /// How long a push to an unknown token is held for its token to appear in the ledger.
+        /// How long a push to an unknown token, or one the ledger failed to write, is held and retried (counted
+        /// from the push's time).
         public var hold: Duration = .seconds(600)
         /// Pushes held at once; beyond it new ones are counted as unattributed.
         public var holdCapacity = 10_000
@@ -77,7 +78,7 @@ public final class APNsRecorder: Service, Sendable {
         } onGracefulShutdown: {
             self.continuation.finish()
         }
-        // Still held for an unknown token: left in the journal, held again by the next run.
+        // Still held (unknown token, or the ledger failing): left in the journal, held again by the next run.
         journal?.close()
     }
 
@@ -99,7 +100,9 @@ public final class APNsRecorder: Service, Sendable {
         }
     }
 
-    /// Tries the held exchanges again every `retryInterval` until cancelled.
+    /// Tries the held exchanges again every `retryInterval` until cancelled: those past their hold are given up;
+    /// the others are recorded, `concurrency` at a time, until one fails in storage (the ledger still cannot
+    /// write: the rest wait for the next pass untried).
     private func retryHeld() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: configuration.retryInterval) } catch { return }
@@ -111,47 +114,79 @@ public final class APNsRecorder: Service, Sendable {
             let now = Ledger.now()
             let (seconds, attoseconds) = configuration.hold.components
             let hold = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+            var waiting: [ProxiedExchange] = []
             for exchange in due {
-                if now.milliseconds - exchange.at.milliseconds >= hold {
-                    finished(exchange)
+                guard now.milliseconds - exchange.at.milliseconds >= hold else {
+                    waiting.append(exchange)
+                    continue
+                }
+                finished(exchange)
+                if exchange.heldFor == .storage {
+                    metrics.unrecorded(.storage)
+                    log.error(
+                        "storageGaveUp", "APNs exchange not recorded: the ledger could not write it within the hold",
+                        metadata: ["ledger.app": .string(exchange.app)])
+                } else {
                     metrics.unrecorded(.unattributed)
                     log.error(
                         "unattributed",
                         "APNs exchange not recorded: no activity has push token \(exchange.token.map { String($0.prefix(8)) } ?? "")… after the hold",
                         metadata: ["ledger.app": .string(exchange.app)])
-                } else {
-                    await record(exchange)
+                }
+            }
+            var next = waiting[...]
+            while !next.isEmpty {
+                let batch = next.prefix(configuration.concurrency)
+                next = next.dropFirst(batch.count)
+                let storageFailed = await withTaskGroup(of: Bool.self) { group in
+                    for exchange in batch { group.addTask { await self.record(exchange) == .storage } }
+                    return await group.contains(true)
+                }
+                if storageFailed {
+                    for exchange in next { self.hold(exchange, for: exchange.heldFor ?? .storage) }
+                    break
                 }
             }
         }
     }
 
-    private func record(_ exchange: ProxiedExchange) async {
+    enum Outcome { case recorded, held, storage, givenUp }
+
+    @discardableResult
+    private func record(_ exchange: ProxiedExchange) async -> Outcome {
         let (document, problem) = exchange.document()
         guard let document else {
             finished(exchange)
             metrics.unrecorded(.invalid)
             log.error("invalid", "APNs exchange not recorded: \(problem ?? "")", metadata: ["ledger.app": .string(exchange.app)])
-            return
+            return .givenUp
         }
         do {
             _ = try await ledger.ingestAPNs(document, app: exchange.app)
             finished(exchange)
             metrics.recorded()
+            return .recorded
         } catch let error as LedgerError where error.code == .notFound && exchange.token != nil {
-            hold(exchange)
+            hold(exchange, for: .unknownToken)
+            return .held
         } catch let error as LedgerError where error.code == .badInput || error.code == .conflict || error.code == .forbidden {
             finished(exchange)
             metrics.unrecorded(.invalid)
             log.error("invalid", "APNs exchange not recorded: \(error.message)", metadata: ["ledger.app": .string(exchange.app)])
+            return .givenUp
         } catch {
-            finished(exchange)
-            metrics.unrecorded(.storage)
-            log.error("storage", "APNs exchange not recorded: \(error)", metadata: ["ledger.app": .string(exchange.app)])
+            // Busy past the timeout, unwritable, shutting down: counted, and tried again until the hold runs out.
+            metrics.recordFailed()
+            log.error(
+                "storage", "APNs exchange not recorded yet (retrying): \(error)", metadata: ["ledger.app": .string(exchange.app)])
+            hold(exchange, for: .storage)
+            return .storage
         }
     }
 
-    private func hold(_ exchange: ProxiedExchange) {
+    private func hold(_ exchange: ProxiedExchange, for reason: ProxiedExchange.HeldFor) {
+        var exchange = exchange
+        exchange.heldFor = reason
         let count: Int? = held.withLock { held in
             guard held.count < configuration.holdCapacity else { return nil }
             held.append(exchange)
@@ -161,8 +196,8 @@ public final class APNsRecorder: Service, Sendable {
             metrics.holding(count)
         } else {
             finished(exchange)
-            metrics.unrecorded(.unattributed)
-            log.error("holdFull", "APNs exchange not recorded: too many pushes to unknown tokens are held")
+            metrics.unrecorded(reason == .storage ? .storage : .unattributed)
+            log.error("holdFull", "APNs exchange not recorded: \(configuration.holdCapacity) exchanges are held already")
         }
     }
 }

@@ -17,6 +17,10 @@ struct ProxiedExchange: Sendable {
     var answerBody: [UInt8]
     /// The journal file that keeps it until it is finished (``RecordingJournal``).
     var generation: Int?
+    /// Why it is held for another try.
+    var heldFor: HeldFor?
+
+    enum HeldFor: Sendable, Equatable { case unknownToken, storage }
 
     /// The exchange in the shape `POST /v1/apns` takes, so that `Ledger.ingestAPNs` maps and validates it
     /// exactly as it does that door's. Nil (with the reason) when the push body is not JSON: nothing to map.

@@ -47,7 +47,7 @@ struct APNsProxyRecordingTests {
         #expect(text.contains("no activity has push token beef0002"))
     }
 
-    @Test("with the ledger unwritable, pushes keep flowing at full speed; the failures are counted and logged rate-limited")
+    @Test("with the ledger unwritable, pushes keep flowing at full speed; failures are counted and logged rate-limited, and every push is recorded once it writes again")
     func unwritableLedger() async throws {
         let harness = try await H.start(prefix: "apns-locked")
         defer { harness.fake.stop() }
@@ -74,24 +74,46 @@ struct APNsProxyRecordingTests {
         }
         #expect(slowest < .seconds(1), "a push waited for the locked ledger: \(slowest)")
         try await offThePool { lock.waitUntilReleased() }
-        #expect(
-            try await Self.waitForMetric(#"apns_proxy_unrecorded_total{reason="storage"}"#, port: server.port, atLeast: 1),
-            "no storage failure counted")
-        // Every push is either recorded or counted as failed; later pushes are recorded again.
+        let failures = try await H.metric(#"apns_proxy_record_failures_total{reason="storage"}"#, port: server.port)
+        #expect(failures >= 1, "no storage failure counted")
+        // Held and retried every second: once the ledger writes again, every push is recorded, and later ones too.
         let after = UUID().uuidString
         let reply = try await PushClient.push(
             port: port, path: "/3/device/cafe0001", headers: H.pushHeaders(apnsID: after, key: harness.keyed.key),
             body: H.update(eta: 20), directory: harness.directory)
         #expect(reply.status == 200)
         #expect(try await harness.waitForEvent(H.pushEventID(after)) != nil)
-        let recorded = try await H.metric("apns_proxy_recorded_total", port: server.port)
-        let failed = try await H.metric(#"apns_proxy_unrecorded_total{reason="storage"}"#, port: server.port)
-        #expect(recorded + failed == 10)
+        #expect(try await Self.waitForMetric("apns_proxy_recorded_total", port: server.port, atLeast: 10), "a push was lost")
+        #expect(try await H.metric("apns_proxy_recorded_total", port: server.port) == 10)
+        #expect(try await H.metric(#"apns_proxy_unrecorded_total{reason="storage"}"#, port: server.port) == 0)
         #expect(try harness.fake.received().count == 10)
+        let audit = try await harness.openLedger().audit(activity: "RIDE-L", app: H.app)
+        #expect(audit.deliveries.count == 10)
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
             .filter { $0.contains("APNs exchange not recorded") }
         #expect(!lines.isEmpty)
-        #expect(lines.count < Int(failed) || failed == 1, "\(lines.count) log lines for \(failed) failures: not rate-limited")
+        #expect(lines.count < Int(failures) || failures == 1, "\(lines.count) log lines for \(failures) failures: not rate-limited")
+    }
+
+    @Test("a push the ledger cannot write within the hold is given up and counted")
+    func storageGivesUp() async throws {
+        let harness = try await H.start(prefix: "apns-giveup")
+        defer { harness.fake.stop() }
+        try await harness.importEvents(H.activity("RIDE-G", token: "cafe0002"))
+        let (server, port) = try await harness.serve(arguments: ["--busy-timeout", "0.5", "--apns-proxy-hold", "2"])
+        defer { server.stop() }
+        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 5) }
+        let apnsID = UUID().uuidString
+        let reply = try await PushClient.push(
+            port: port, path: "/3/device/cafe0002", headers: H.pushHeaders(apnsID: apnsID, key: harness.keyed.key),
+            body: H.update(eta: 1), directory: harness.directory)
+        #expect(reply.status == 200)
+        #expect(
+            try await Self.waitForMetric(#"apns_proxy_unrecorded_total{reason="storage"}"#, port: server.port, atLeast: 1))
+        try await offThePool { lock.waitUntilReleased() }
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await harness.waitForEvent(H.pushEventID(apnsID), limit: .milliseconds(100)) == nil)
+        #expect(try await H.metric("apns_proxy_recorded_total", port: server.port) == 0)
     }
 
     @Test("a push answered but not recorded yet when serve is killed -9 is recorded once after the restart, and not sent again")
