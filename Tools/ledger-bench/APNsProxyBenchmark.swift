@@ -81,7 +81,7 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
         print(String(format: "pushes/s through the proxy     %9.0f /s  %.2f× direct", proxiedRate, proxiedRate / directRate))
         try await Task.sleep(for: .seconds(2))
         let metrics = try HTTPBenchmark.output("/usr/bin/curl", ["-s", "http://127.0.0.1:\(httpPort)/metrics"])
-        for line in metrics.split(separator: "\n") where line.hasPrefix("apns_proxy_recorded_total") || line.hasPrefix("apns_proxy_unrecorded_total") {
+        for line in metrics.split(separator: "\n") where line.hasPrefix("apns_proxy_record") || line.hasPrefix("apns_proxy_unrecorded_total") {
             print("  \(line)")
         }
         try await direct.shutdown()
