@@ -137,6 +137,8 @@ struct APNsProxyRecordingTests {
         try await offThePool { lock.waitUntilReleased() }
 
         let (restarted, _) = try await harness.serve(name: "serve-again")
+        var stopped = false
+        defer { if !stopped { restarted.stop() } }
         let logged = try #require(await harness.waitForEvent(H.pushEventID(apnsID)), "lost by the kill")
         #expect(logged.event.stream == .activity("RIDE-K"))
         let audit = try await harness.openLedger().audit(activity: "RIDE-K", app: H.app)
@@ -145,6 +147,7 @@ struct APNsProxyRecordingTests {
         #expect(try harness.fake.received().count == 1, "the push was sent to APNs again")
         // A graceful stop with everything recorded leaves no journal behind.
         restarted.stop()
+        stopped = true
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
             .filter { $0.contains("apns-journal") && $0.hasSuffix(".jsonl") }
         #expect(leftovers.isEmpty, "\(leftovers)")

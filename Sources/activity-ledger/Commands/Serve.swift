@@ -19,8 +19,13 @@ struct Serve: AsyncParsableCommand {
             --keep-unsealed; -1 turns it off). SIGTERM or SIGINT stop accepting requests, \
             let in-flight appends finish, drain the store's queue and exit 0.
 
+            With --apns-proxy-port, serve also speaks the APNs provider API (HTTP/2: h2c, or TLS with \
+            --apns-proxy-cert/--apns-proxy-key), forwards each push to --apns-upstream unchanged and records it \
+            (README "APNs proxy"). Callers send x-ledger-key: <an API key with ingest scope>.
+
             Example:
               activity-ledger serve --db ledger.sqlite --port 8080 --durability full
+              activity-ledger serve --db ledger.sqlite --apns-proxy-port 8443 --apns-upstream sandbox
             """
     )
 
