@@ -125,6 +125,10 @@ struct APNsProxyTests {
             ("token not hex", H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key), "/3/device/zz%20top", 400, "BadDeviceToken"),
             ("empty token", H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key), "/3/device/", 400, "BadDeviceToken"),
             ("unknown path", H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key), "/v1/events", 404, "BadPath"),
+            (
+                "broadcast of another app", H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key),
+                "/4/broadcasts/apps/com.example.other", 403, "TopicNotKeyApp"
+            ),
         ]
         for (name, headers, path, status, reason) in cases {
             let reply = try await PushClient.push(
@@ -140,6 +144,24 @@ struct APNsProxyTests {
             body: big, directory: harness.directory)
         #expect(tooLarge.status == 413)
         #expect(try harness.fake.received().isEmpty, "a refused push reached APNs")
+    }
+
+    @Test("a broadcast push is forwarded and recorded on its channel's stream")
+    func broadcast() async throws {
+        let harness = try await H.start(prefix: "apns-broadcast")
+        defer { harness.fake.stop() }
+        let (server, port) = try await harness.serve()
+        defer { server.stop() }
+        let apnsID = UUID().uuidString
+        var headers = H.pushHeaders(apnsID: apnsID, key: harness.keyed.key)
+        headers["apns-channel-id"] = "dHN0LXNyY2gtY2hubA=="
+        let reply = try await PushClient.push(
+            port: port, path: "/4/broadcasts/apps/\(H.app)", headers: headers, body: H.update(eta: 6),
+            directory: harness.directory)
+        #expect(reply.status == 200)
+        #expect(try harness.fake.received().first?["path"]?.stringValue == "/4/broadcasts/apps/\(H.app)")
+        let logged = try #require(await harness.waitForEvent(H.pushEventID(apnsID)))
+        #expect(logged.event.stream == .channel("dHN0LXNyY2gtY2hubA=="))
     }
 
     @Test("the proxy speaks HTTP/2 over TLS (ALPN h2) when given a certificate")
