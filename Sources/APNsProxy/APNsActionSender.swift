@@ -84,15 +84,42 @@ public struct APNsActionSender: Sendable {
         self.app = app
     }
 
+    /// Sends `actions` in order. Before the first one that would be sent, one probe (`POST /3/device/` with no
+    /// token, which APNs refuses without delivering anything) checks that APNs answers and takes the provider
+    /// token: when it does not, this throws ``APNsProxyError`` (`upstream`) having sent and recorded nothing, so a
+    /// wrong `--apns-upstream`, CA or key never marks actions as sent.
     public func send(_ actions: [APNsAction], run: String) async throws -> [APNsSendOutcome] {
         var outcomes: [APNsSendOutcome] = []
+        var probed = false
         for action in actions {
-            outcomes.append(try await send(action, run: run))
+            outcomes.append(
+                try await send(action, run: run) {
+                    guard !probed else { return }
+                    try await probe()
+                    probed = true
+                })
         }
         return outcomes
     }
 
-    private func send(_ action: APNsAction, run: String) async throws -> APNsSendOutcome {
+    /// APNs answers at all, and does not refuse the provider token.
+    func probe() async throws {
+        let jwt = try signer.token()
+        let answer = try await client.send(
+            APNsOutgoing(
+                path: "/3/device/",
+                headers: [("authorization", "bearer \(jwt)"), ("apns-topic", topic), ("apns-push-type", "liveactivity")],
+                body: ByteBuffer(string: "{}")))
+        let reason = (try? JSONParser.parse(Array(buffer: answer.body)))?["reason"]?.stringValue ?? ""
+        if answer.status == 403, reason.hasSuffix("ProviderToken") || reason == "InvalidProviderToken" {
+            throw APNsProxyError(
+                .upstream, "\(client.upstream) refused the provider token (\(reason)): check --apns-key-file, --apns-key-id and --apns-team-id; nothing was sent")
+        }
+    }
+
+    private func send(_ action: APNsAction, run: String, beforeSending: () async throws -> Void) async throws
+        -> APNsSendOutcome
+    {
         let apnsID = DerivedID.uuid("send:\(run):\(action.activity):\(action.action.rawValue)")
         var outcome = APNsSendOutcome(activity: action.activity, action: action.action, apnsID: apnsID, result: .noToken)
         if (try? await ledger.event(id: DerivedID.uuid("apns:\(apnsID):push"), app: app)) != nil {
@@ -104,6 +131,11 @@ public struct APNsActionSender: Sendable {
             return outcome
         }
         guard let token = action.token else { return outcome }
+        do {
+            try await beforeSending()
+        } catch let error as APNsProxyError {
+            throw APNsProxyError(.upstream, "APNs did not answer a probe: \(error.message); nothing was sent")
+        }
         let headers: [(name: String, value: String)] = [
             ("apns-push-type", "liveactivity"), ("apns-topic", topic), ("apns-priority", "10"), ("apns-id", apnsID),
         ]

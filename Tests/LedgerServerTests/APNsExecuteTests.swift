@@ -21,17 +21,26 @@ struct APNsExecuteTests {
         return (path, try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
     }
 
+    func execute(_ harness: H, _ arguments: [String], key: String, port: Int? = nil) async throws -> CommandRunner.Result {
+        let runner = CommandRunner(executable: harness.keyed.binary, launcher: URL(fileURLWithPath: "/usr/bin/env"), prefix: [])
+        let all =
+            arguments + [
+                "--app", H.app, "--db", harness.keyed.db, "--json", "--execute", "--apns-key-file", key,
+                "--apns-key-id", "ABC123DEFG", "--apns-team-id", "TEAM123456", "--apns-upstream",
+                "https://127.0.0.1:\(port ?? harness.fake.port)", "--apns-ca", harness.certificate,
+            ]
+        return try await offThePool { try runner.run(all) }
+    }
+
     func execute(_ harness: H, _ arguments: [String], key: String) async throws -> ActivityModel.JSONValue {
-        let output = try await offThePool {
-            try ServeProcess.run(
-                harness.keyed.binary,
-                arguments + [
-                    "--app", H.app, "--db", harness.keyed.db, "--json", "--execute", "--apns-key-file", key,
-                    "--apns-key-id", "ABC123DEFG", "--apns-team-id", "TEAM123456", "--apns-upstream",
-                    "https://127.0.0.1:\(harness.fake.port)", "--apns-ca", harness.certificate,
-                ])
-        }
-        return try JSONParser.parse(output)
+        let result: CommandRunner.Result = try await execute(harness, arguments, key: key, port: nil)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try JSONParser.parse(result.stdout)
+    }
+
+    /// What reached the fake, without the sender's probe (`/3/device/` with no token).
+    static func pushes(_ harness: H) throws -> [ActivityModel.JSONValue] {
+        try harness.fake.received().filter { $0["path"]?.stringValue != "/3/device/" }
     }
 
     @Test("nightly --execute sends each action once with a valid ES256 token, records each push, and a re-run sends nothing")
@@ -58,7 +67,7 @@ struct APNsExecuteTests {
         #expect(byActivity["RIDE-DEAD"]?["status"]?.numberValue?.int64Value == 410)
         #expect(byActivity["RIDE-DEAD"]?["reason"]?.stringValue == "Unregistered")
 
-        let received = try harness.fake.received()
+        let received = try Self.pushes(harness)
         #expect(received.count == 2)
         for request in received {
             let headers = try #require(request["headers"])
@@ -85,7 +94,7 @@ struct APNsExecuteTests {
         let again = try await execute(harness, ["reconcile", "nightly", "--truth", truth, "--run-id", "N-1"], key: keyFile)
         let results = try #require(again["executed"]?.arrayValue).map { $0["result"]?.stringValue }
         #expect(results == ["alreadySent", "alreadySent"])
-        #expect(try harness.fake.received().count == 2, "an action was sent twice")
+        #expect(try Self.pushes(harness).count == 2, "an action was sent twice")
         #expect(try await ledger.audit(activity: "RIDE-LEAK", app: H.app).deliveries.first?.pushes.count == 1)
     }
 
@@ -107,11 +116,35 @@ struct APNsExecuteTests {
         let actions = try #require(first["actions"]?.arrayValue)
         #expect(actions.first?["action"]?.stringValue == "update")
         #expect(try #require(first["executed"]?.arrayValue).first?["status"]?.numberValue?.int64Value == 200)
-        let received = try harness.fake.received()
+        let received = try Self.pushes(harness)
         #expect(received.count == 1)
         #expect(received.first?["path"]?.stringValue == "/3/device/abcabc01")
         _ = try await execute(harness, ["reconcile", "resync", "--snapshot", snapshot], key: keyFile)
-        #expect(try harness.fake.received().count == 1, "the update was sent twice")
+        #expect(try Self.pushes(harness).count == 1, "the update was sent twice")
+    }
+
+    @Test("with APNs unreachable nothing is sent or recorded as sent (exit 4), so the run sends once APNs answers")
+    func unreachable() async throws {
+        let harness = try await H.start(prefix: "apns-unreachable")
+        defer { harness.fake.stop() }
+        try await harness.importEvents(H.activity("RIDE-U", token: "a1b2c3d5"))
+        let truth = harness.directory.file("truth.jsonl")
+        try #"{"activity":"RIDE-U","state":{"eta":0},"done":true,"at":\#(Int64(Date().timeIntervalSince1970))}"#
+            .write(toFile: truth, atomically: true, encoding: .utf8)
+        let (keyFile, _) = try await Self.authKey(harness)
+        let closed = 1  // nothing listens on port 1: connection refused
+        let failed = try await execute(
+            harness, ["reconcile", "nightly", "--truth", truth, "--run-id", "U-1"], key: keyFile, port: closed)
+        #expect(failed.status == 4)
+        #expect(failed.stderr.hasPrefix("activity-ledger: APNs did not answer a probe"), "\(failed.stderr)")
+        #expect(failed.stderr.split(separator: "\n").count == 1)
+        #expect(try JSONParser.parse(failed.stdout)["run"]?.stringValue == "U-1", "the report is still printed")
+        let audit = try await harness.openLedger().audit(activity: "RIDE-U", app: H.app)
+        #expect(audit.deliveries.isEmpty, "an end was recorded as sent")
+
+        let again = try await execute(harness, ["reconcile", "nightly", "--truth", truth, "--run-id", "U-1"], key: keyFile)
+        #expect(try #require(again["executed"]?.arrayValue).first?["status"]?.numberValue?.int64Value == 200)
+        #expect(try Self.pushes(harness).count == 1)
     }
 
     static func base64URL(_ part: Substring) -> Data? {

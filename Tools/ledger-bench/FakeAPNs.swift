@@ -9,7 +9,7 @@ import Synchronization
 
 /// A stand-in for APNs, for the proxy's tests and benchmark: the provider API over HTTP/2 with TLS (ALPN h2) on
 /// loopback, with the certificate given. It answers by the device token's first three characters, as APNs would
-/// answer such a token: `400…` → 400 BadDeviceToken, `410…` → 410 Unregistered with the current time in
+/// answer such a token (no token: 400 MissingDeviceToken): `400…` → 400 BadDeviceToken, `410…` → 410 Unregistered with the current time in
 /// milliseconds, `429…` → 429 TooManyRequests, anything else → 200. Every answer carries `apns-id` (the request's,
 /// else a new one) and `apns-unique-id`. With `--log FILE` it appends one JSON line per request it received
 /// (path, headers, body, the status it answered) so a test can check what reached "APNs".
@@ -55,7 +55,8 @@ struct FakeAPNs: AsyncParsableCommand {
     }
 
     static func answer(token: String) -> (Int, String?) {
-        switch token.prefix(3) {
+        if token.isEmpty { return (400, #"{"reason":"MissingDeviceToken"}"#) }
+        return switch token.prefix(3) {
         case "400": (400, #"{"reason":"BadDeviceToken"}"#)
         case "410": (410, #"{"reason":"Unregistered","timestamp":\#(Int64(Date().timeIntervalSince1970 * 1000))}"#)
         case "429": (429, #"{"reason":"TooManyRequests"}"#)

@@ -53,11 +53,17 @@ struct APNsSendOptions: ParsableArguments {
 }
 
 extension APNsActionSender {
-    /// Sends, then closes the client's connections.
-    func execute(_ actions: [APNsAction], run: String) async throws -> [APNsSendOutcome] {
+    /// Sends, then closes the client's connections. APNs unreachable (or refusing the provider token) before
+    /// anything was sent: one line on stderr, exit 4, after the report is printed by `printReport`.
+    func execute(_ actions: [APNsAction], run: String, printReport: () -> Void) async throws -> [APNsSendOutcome] {
         let outcomes: [APNsSendOutcome]
         do {
             outcomes = try await send(actions, run: run)
+        } catch let error as APNsProxyError {
+            try? await client.shutdown()
+            printReport()
+            FileHandle.standardError.write(Data("activity-ledger: \(error.message)\n".utf8))
+            throw ExitCode(Exit.storage)
         } catch {
             try? await client.shutdown()
             throw error

@@ -65,7 +65,9 @@ struct ReconcileResync: AsyncParsableCommand {
                     let token = try? await ledger.state(activity: action.activity, at: parsed.at, app: app).token
                     actions.append(APNsAction(activity: action.activity, action: action.action, payload: payload, token: token ?? nil))
                 }
-                executed = try await sender.execute(actions, run: "resync:\(parsed.installation):\(parsed.at.rfc3339)")
+                executed = try await sender.execute(actions, run: "resync:\(parsed.installation):\(parsed.at.rfc3339)") {
+                    if options.json { printJSON(plan.json) } else { print(ReconcileText.render(plan, at: parsed.at)) }
+                }
             }
             if options.json {
                 printJSON(executed.map { ExecutedText.json(plan.json, $0) } ?? plan.json)
@@ -144,7 +146,9 @@ struct ReconcileNightly: AsyncParsableCommand {
                     }
                     actions.append(APNsAction(activity: entry.activity, action: entry.action.action, payload: payload, token: token))
                 }
-                executed = try await sender.execute(actions, run: "nightly:\(runID)")
+                executed = try await sender.execute(actions, run: "nightly:\(runID)") {
+                    if options.json { printJSON(report.json) } else { print(ReconcileText.render(report)) }
+                }
             }
             if options.json {
                 printJSON(executed.map { ExecutedText.json(report.json, $0) } ?? report.json)
