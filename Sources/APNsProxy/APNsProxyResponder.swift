@@ -34,6 +34,13 @@ struct APNsProxyResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let response = try await answer(request)
         metrics.answered(status: response.status.code)
+        // One line per push at debug (LOG_LEVEL=debug), as the HTTP API logs its requests; a token by its prefix only.
+        context.logger.debug(
+            "APNs push answered",
+            metadata: [
+                "apns.status": .stringConvertible(response.status.code),
+                "apns.path": .string(LogSafe.path(request.uri.path)),
+            ])
         return response
     }
 
@@ -150,5 +157,13 @@ enum PushTarget: Equatable {
         } else {
             return nil
         }
+    }
+}
+
+/// What of a request may be logged: a device token by its first 8 characters.
+enum LogSafe {
+    static func path(_ path: String) -> String {
+        guard path.hasPrefix("/3/device/") else { return String(path.prefix(120)) }
+        return "/3/device/" + path.dropFirst("/3/device/".count).prefix(8) + "…"
     }
 }

@@ -146,6 +146,29 @@ struct APNsProxyTests {
         #expect(try harness.fake.received().isEmpty, "a refused push reached APNs")
     }
 
+    @Test("a key revoked while serve runs stops working at the proxy within a second")
+    func revocation() async throws {
+        let harness = try await H.start(prefix: "apns-revoke")
+        defer { harness.fake.stop() }
+        let (server, port) = try await harness.serve()
+        defer { server.stop() }
+        let before = try await PushClient.push(
+            port: port, path: "/3/device/a0b1c2d3", headers: H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key),
+            body: H.update(eta: 1), directory: harness.directory)
+        #expect(before.status == 200)
+        let listed = try await offThePool {
+            try ServeProcess.run(harness.keyed.binary, ["keys", "list", "--db", harness.keyed.db, "--json"])
+        }
+        let id = try #require(try JSONParser.parse(listed).arrayValue?.first?["id"]?.stringValue)
+        _ = try await offThePool { try ServeProcess.run(harness.keyed.binary, ["keys", "revoke", id, "--db", harness.keyed.db]) }
+        try await Task.sleep(for: .seconds(1))
+        let after = try await PushClient.push(
+            port: port, path: "/3/device/a0b1c2d3", headers: H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key),
+            body: H.update(eta: 2), directory: harness.directory)
+        #expect(after.status == 401)
+        #expect(try harness.fake.received().count == 1)
+    }
+
     @Test("a broadcast push is forwarded and recorded on its channel's stream")
     func broadcast() async throws {
         let harness = try await H.start(prefix: "apns-broadcast")

@@ -34,7 +34,8 @@ struct FakeAPNs: AsyncParsableCommand {
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             let body = try await request.body.collect(upTo: 1 << 20)
             let path = request.uri.path
-            let token = path.hasPrefix("/3/device/") ? String(path.dropFirst("/3/device/".count)) : ""
+            // A broadcast (`/4/broadcasts/…`) has no token and is answered 200.
+            let token = path.hasPrefix("/3/device/") ? String(path.dropFirst("/3/device/".count)) : "broadcast"
             let apnsID = request.headers[HTTPField.Name("apns-id")!] ?? UUID().uuidString
             let (status, answer) = Self.answer(token: token)
             var headers: HTTPFields = [HTTPField.Name("apns-id")!: apnsID, HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased()]
