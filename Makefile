@@ -7,10 +7,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build release-cli release run test unit-tests fuzz-api fuzz-ci web-deps web-tests web-bench bench demo clean
 
-# Installs the system libraries the build links against, only when missing.
+# Installs the system libraries the build links against, and the tools the APNs proxy tests use (openssl makes
+# their certificate, curl is their HTTP/2 push client; ca-certificates lets the proxy trust Apple's hosts), only
+# when missing.
 deps:
 	@missing=""; \
-	for p in libzstd-dev libsqlite3-dev pkg-config; do \
+	for p in libzstd-dev libsqlite3-dev pkg-config openssl curl ca-certificates; do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \

@@ -25,6 +25,9 @@ let package = Package(
         // Already resolved through Hummingbird; named because LedgerServer imports them itself.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The APNs proxy: HTTP/2 both ways (HummingbirdHTTP2 serves, async-http-client sends), TLS.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -89,6 +92,27 @@ let package = Package(
             ],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // The APNs proxy and the APNs client reconciliation sends with (README "APNs proxy"). Beside
+        // LedgerServer, over the same Ledger API: only this target talks to APNs.
+        .target(
+            name: "APNsProxy",
+            dependencies: [
+                "Ledger",
+                "ActivityModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "LedgerTesting",
             dependencies: [
@@ -103,11 +127,13 @@ let package = Package(
                 "Ledger",
                 "LedgerServer",
                 "LedgerWeb",
+                "APNsProxy",
                 "LedgerStore",
                 "ActivityModel",
                 "Formats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -117,13 +143,17 @@ let package = Package(
                 "LedgerStore",
                 "LedgerTesting",
                 "ActivityModel",
+                "APNsProxy",
                 "CZstd",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tools/ledger-bench"
         ),
@@ -153,9 +183,17 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "APNsProxyTests",
+            dependencies: [
+                "APNsProxy", "Ledger", "ActivityModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "LedgerServerTests",
             dependencies: [
                 "LedgerServer", "LedgerWeb", "LedgerTesting", "Ledger", "LedgerStore", "ActivityModel",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

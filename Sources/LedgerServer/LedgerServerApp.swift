@@ -51,6 +51,7 @@ public enum LedgerServerApp: Sendable {
     /// Runs the service until SIGTERM or SIGINT, then stops accepting connections and lets in-flight
     /// requests (and so in-flight appends) finish before returning.
     ///
+    /// `metrics` is what `/metrics` prints (other services, e.g. the APNs proxy, count into its `factory`).
     /// `services` (e.g. the ledger's `EventStore`) start before the HTTP server and, as ServiceGroup shuts down in
     /// reverse order and waits for each, are told to shut down only once the server has answered every in-flight
     /// request: the store then refuses later appends and drains its queue.
@@ -58,12 +59,13 @@ public enum LedgerServerApp: Sendable {
         configuration: LedgerServerConfiguration,
         ledger: Ledger,
         keys: APIKeyStore,
+        metrics: ServerMetrics = ServerMetrics(),
         services: [any Service] = [],
         logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         let app = try build(
-            configuration: configuration, ledger: ledger, keys: keys, logger: logger,
+            configuration: configuration, ledger: ledger, keys: keys, metrics: metrics, logger: logger,
             onServerRunning: onServerRunning
         )
         let group = ServiceGroup(

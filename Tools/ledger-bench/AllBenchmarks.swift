@@ -10,12 +10,12 @@ import Foundation
 struct AllBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "all",
-        abstract: "Every SPEC §8 figure beside its baseline: store, ledger, nightly, HTTP and memory.",
+        abstract: "Every SPEC §8 figure beside its baseline: store, ledger, nightly, HTTP, APNs proxy and memory.",
         discussion: "Example: ledger-bench all --quick --directory /tmp")
 
     @Flag(help: "A tenth of the SPEC sizes (checks the harness; the figures are not the SPEC's).") var quick = false
     @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
-    @Option(help: "Steps to skip, comma-separated: memory, store, ledger, nightly, http.") var skip = ""
+    @Option(help: "Steps to skip, comma-separated: memory, store, ledger, nightly, http, apns.") var skip = ""
 
     func run() async throws {
         let scale = quick ? 10 : 1
@@ -39,6 +39,11 @@ struct AllBenchmarks: AsyncParsableCommand {
             ("http", "HTTP appends in batches of 100 and single events, durable", {
                 try await Self.run(
                     HTTPBenchmark.self, ["--events", "\(300_000 / scale)", "--singles", "\(30_000 / scale)", "--directory", d])
+            }),
+            ("apns", "APNs proxy: added latency and pushes/s beside direct to a fake APNs", {
+                try await Self.run(
+                    APNsProxyBenchmark.self,
+                    ["--pushes", "\(5_000 / scale)", "--seconds", quick ? "2" : "10", "--directory", d])
             }),
         ]
         for step in steps where !skipped.contains(step.name) {

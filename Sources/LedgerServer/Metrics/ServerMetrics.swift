@@ -10,6 +10,8 @@ public final class ServerMetrics: Sendable {
     /// Holds everything `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
+    /// For other parts of the service (the APNs proxy) to count into what `/metrics` prints.
+    public var metricsFactory: any MetricsFactory { factory }
     private let appendedEvents: CoreMetrics.Counter
     private let duplicateEvents: CoreMetrics.Counter
     private let batchSize: CoreMetrics.Recorder

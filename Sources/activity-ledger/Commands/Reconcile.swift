@@ -1,3 +1,4 @@
+import APNsProxy
 import ActivityModel
 import ArgumentParser
 import Foundation
@@ -39,6 +40,8 @@ struct ReconcileResync: AsyncParsableCommand {
     @Option(help: "Only this app's activities (as an API key's app would).")
     var app: String?
 
+    @OptionGroup(title: "Sending the plan to APNs") var apns: APNsSendOptions
+
     func run() async throws {
         try await runReporting(db: options.db) {
             let bytes: Data
@@ -52,11 +55,25 @@ struct ReconcileResync: AsyncParsableCommand {
             }
             let parsed = try DeviceSnapshot(json: [UInt8](bytes))
             let ledger = try options.openLedger()
+            let sender = try apns.sender(ledger: ledger, app: app)
             let plan = try await ledger.resync(snapshot: parsed, app: app)
+            var executed: [APNsSendOutcome]?
+            if let sender {
+                var actions: [APNsAction] = []
+                for action in plan.actions {
+                    guard let payload = action.payload else { continue }
+                    let token = try? await ledger.state(activity: action.activity, at: parsed.at, app: app).token
+                    actions.append(APNsAction(activity: action.activity, action: action.action, payload: payload, token: token ?? nil))
+                }
+                executed = try await sender.execute(actions, run: "resync:\(parsed.installation):\(parsed.at.rfc3339)") {
+                    if options.json { printJSON(plan.json) } else { print(ReconcileText.render(plan, at: parsed.at)) }
+                }
+            }
             if options.json {
-                printJSON(plan.json)
+                printJSON(executed.map { ExecutedText.json(plan.json, $0) } ?? plan.json)
             } else {
                 print(ReconcileText.render(plan, at: parsed.at))
+                if let executed { print(ExecutedText.render(executed)) }
             }
         }
     }
@@ -98,10 +115,13 @@ struct ReconcileNightly: AsyncParsableCommand {
     @Option(help: "Only this app's activities (as an API key's app would).")
     var app: String?
 
+    @OptionGroup(title: "Sending the actions to APNs") var apns: APNsSendOptions
+
     func run() async throws {
         try await runReporting(db: options.db) {
             let asOf = try at.map { try parseTime($0, option: "at") } ?? Ledger.now()
             let ledger = try options.openLedger()
+            let sender = try apns.sender(ledger: ledger, app: app)
             let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)
             let progress = Progress("reconciling")
             let report = try await ledger.nightly(truth: reader, runID: runID, at: asOf, strict: strict, app: app) {
@@ -115,10 +135,26 @@ struct ReconcileNightly: AsyncParsableCommand {
                 }
                 try sink.close()
             }
+            var executed: [APNsSendOutcome]?
+            if let sender, report.status != .stopped {
+                var actions: [APNsAction] = []
+                for entry in report.entries {
+                    guard let payload = entry.action.payload else { continue }
+                    var token = entry.token
+                    if token == nil, entry.channel == nil {
+                        token = (try? await ledger.state(activity: entry.activity, at: asOf, app: app).token) ?? nil
+                    }
+                    actions.append(APNsAction(activity: entry.activity, action: entry.action.action, payload: payload, token: token))
+                }
+                executed = try await sender.execute(actions, run: "nightly:\(runID)") {
+                    if options.json { printJSON(report.json) } else { print(ReconcileText.render(report)) }
+                }
+            }
             if options.json {
-                printJSON(report.json)
+                printJSON(executed.map { ExecutedText.json(report.json, $0) } ?? report.json)
             } else {
                 print(ReconcileText.render(report))
+                if let executed { print(ExecutedText.render(executed)) }
             }
             if report.status == .stopped {
                 let first = report.invalidLines.first.map { "line \($0.line): \($0.reason)" } ?? ""

@@ -1,9 +1,11 @@
+import APNsProxy
 import ArgumentParser
 import Foundation
 import Ledger
 import LedgerServer
 import LedgerStore
 import Logging
+import ServiceLifecycle
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,8 +19,13 @@ struct Serve: AsyncParsableCommand {
             --keep-unsealed; -1 turns it off). SIGTERM or SIGINT stop accepting requests, \
             let in-flight appends finish, drain the store's queue and exit 0.
 
+            With --apns-proxy-port, serve also speaks the APNs provider API (HTTP/2: h2c, or TLS with \
+            --apns-proxy-cert/--apns-proxy-key), forwards each push to --apns-upstream unchanged and records it \
+            (README "APNs proxy"). Callers send x-ledger-key: <an API key with ingest scope>.
+
             Example:
               activity-ledger serve --db ledger.sqlite --port 8080 --durability full
+              activity-ledger serve --db ledger.sqlite --apns-proxy-port 8443 --apns-upstream sandbox
             """
     )
 
@@ -30,6 +37,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: "APNs proxy") var apns: APNsProxyOptions
 
     @Option(help: "Address to listen on (env LEDGER_HOST). [default: 127.0.0.1]")
     var host: String?
@@ -77,6 +85,7 @@ struct Serve: AsyncParsableCommand {
         let keepUnsealed =
             try keepUnsealed ?? Self.integer(environment["LEDGER_KEEP_UNSEALED"], name: "LEDGER_KEEP_UNSEALED") ?? 16_384
         guard keepUnsealed >= -1 else { throw ValidationError("--keep-unsealed must be -1 (never seal) or at least 0") }
+        let proxyConfiguration = try apns.configuration(host: host)
 
         let level = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
         LoggingSystem.bootstrap({ label, metadataProvider in
@@ -102,10 +111,32 @@ struct Serve: AsyncParsableCommand {
         )
         var served = configuration
         (served.idleTimeout, served.headTimeout, served.bodyTimeout) = timeouts
+        let metrics = ServerMetrics()
+        var services: [any Service] = [ledger.store]
+        if var proxyConfiguration = proxyConfiguration {
+            proxyConfiguration.recorder.journal = db + ".apns-journal"
+            let scheme = proxyConfiguration.certificate == nil ? "h2c" : "https"
+            let upstream = proxyConfiguration.upstream
+            let proxy: APNsProxy
+            do {
+                proxy = try APNsProxy(
+                    configuration: proxyConfiguration, ledger: ledger,
+                    keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL),
+                    metrics: APNsProxyMetrics(factory: metrics.metricsFactory), logger: logger
+                ) { boundPort in
+                    let line = "activity-ledger APNs proxy at \(scheme)://\(host):\(boundPort) (upstream \(upstream))\n"
+                    FileHandle.standardOutput.write(Data(line.utf8))
+                }
+            } catch {
+                throw ValidationError(error.message)
+            }
+            // Shut down in reverse: the proxy stops answering, then the recorder drains into the store.
+            services += [proxy.recorder, proxy.server]
+        }
         // The store drains in the group: the HTTP server (added last) stops first and lets in-flight requests
         // finish, then the store refuses later appends and waits for queued ones to commit.
         try await LedgerServerApp.run(
-            configuration: served, ledger: ledger, keys: keys, services: [ledger.store], logger: logger
+            configuration: served, ledger: ledger, keys: keys, metrics: metrics, services: services, logger: logger
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
             var lines = [

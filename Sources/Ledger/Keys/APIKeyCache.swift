@@ -1,13 +1,13 @@
-import Ledger
 import Synchronization
 
-/// Remembers recently authenticated keys so that a hot client does not cost a SQLite read per request.
+/// Remembers recently authenticated keys so that a hot client does not cost a SQLite read per request (the HTTP
+/// API and the APNs proxy check keys through it).
 ///
 /// Only successful lookups are cached, for `ttl` (half a second by default): a key revoked with `keys revoke`,
 /// in this process or another, stops working in a running server within `ttl`; a key just created works at once.
 /// Re-reading each hot key twice a second costs one indexed SQLite lookup per key per `ttl`, nothing measurable
 /// next to a request; a shared "keys changed" counter would need a change to the key table's owner.
-final class APIKeyCache: Sendable {
+public final class APIKeyCache: Sendable {
     private struct Entry {
         var key: APIKey
         var expires: ContinuousClock.Instant
@@ -19,13 +19,13 @@ final class APIKeyCache: Sendable {
     /// Bounds memory when many distinct keys are used; the cache simply starts over.
     private let capacity = 10_000
 
-    init(store: APIKeyStore, ttl: Duration) {
+    public init(store: APIKeyStore, ttl: Duration) {
         self.store = store
         self.ttl = ttl
     }
 
     /// The live key whose secret is `secret`, or nil.
-    func authenticate(_ secret: String) throws -> APIKey? {
+    public func authenticate(_ secret: String) throws -> APIKey? {
         let now = ContinuousClock.now
         if ttl > .zero, let entry = entries.withLock({ $0[secret] }), entry.expires > now {
             return entry.key
