@@ -58,7 +58,7 @@ public struct CommandRunner: Sendable {
         process.standardError = err
         let inPipe = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        try process.run()
+        try ProcessLaunch.start(process)
         if let input {
             inPipe.fileHandleForWriting.write(Data(input.utf8))
             try inPipe.fileHandleForWriting.close()

@@ -133,7 +133,7 @@ struct APNsProxyHarness {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.start(process)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
@@ -208,7 +208,7 @@ struct FakeAPNsProcess {
         process.arguments = ["fake-apns", "--port", "0", "--cert", certificate, "--key", privateKey, "--log", log]
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.start(process)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""

@@ -35,7 +35,7 @@ struct SchemathesisTests {
             environment["FUZZ_URL"] = "http://127.0.0.1:\(port)"
             environment["FUZZ_KEY"] = adminKey
             process.environment = environment
-            try process.run()
+            try ProcessLaunch.start(process)
             while process.isRunning { try await Task.sleep(for: .milliseconds(200)) }
             #expect(process.terminationStatus == 0)
         }

@@ -43,7 +43,7 @@ struct ServeProcess {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.start(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
@@ -72,7 +72,7 @@ struct ServeProcess {
         } else {
             process.standardError = FileHandle.nullDevice
         }
-        try process.run()
+        try ProcessLaunch.start(process)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
