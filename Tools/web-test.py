@@ -318,6 +318,13 @@ class Run:
             self.shot(f"activity-at-{at[11:19].replace(':', '')}")
             check(self.key not in d.current_url, "the key is in the URL")
         check(seen == {"stale", "ended"}, f"the two times should show stale and ended, saw {seen}")
+        # Unix seconds as the API takes them; a time that is none is said, and the view still opens.
+        self.open(f"/activities/RIDE-8812?at={unix(21, 14, 30)}")
+        self.wait(lambda: self.card_ready() and d.find_element(By.ID, "card-asof").text == t(21, 14, 30),
+                  message="?at= in Unix seconds")
+        self.open("/activities/RIDE-8812?at=yesterday")
+        self.wait(self.card_ready, message="a bad ?at= broke the view")
+        check("not an RFC 3339 time" in d.find_element(By.ID, "status").text, "a bad ?at= is not said")
         check(d.execute_script("return window.__pwned === undefined"), "hostile content ran as HTML")
         note = [row for row in self.card()["attributes"] if row[0] == "note"]
         check(note == [("note", HOSTILE)], f"hostile attribute not shown as text: {note}")

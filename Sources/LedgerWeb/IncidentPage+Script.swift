@@ -476,7 +476,17 @@ async function route() {
     if (embedded) { await showActivity(embedded.activity, null); return; }
     document.getElementById("key-state").textContent = apiKey() ? "key set for this browser session" : "no key yet";
     const path = location.pathname;
-    const at = new URLSearchParams(location.search).get("at");
+    // ?at= takes RFC 3339 or Unix seconds, as the API does; anything else is said and ignored.
+    let at = new URLSearchParams(location.search).get("at");
+    if (at !== null) {
+      const millis = /^-?\d+(\.\d+)?$/.test(at) ? Number(at) * 1000 : Date.parse(at);
+      if (Number.isFinite(millis) && Math.abs(millis) <= 8.64e15) {
+        at = iso(millis);
+      } else {
+        status(`at: "${at}" is not an RFC 3339 time or Unix seconds; showing the end of the window`, true);
+        at = null;
+      }
+    }
     if (!apiKey()) { view.replaceChildren(el("p", { id: "need-key", text: "Type an API key (read scope) above to open the ledger." })); return; }
     if (path.startsWith("/activities/")) await showActivity(decodeURIComponent(path.slice("/activities/".length)), at);
     else if (path.startsWith("/updates/")) await showUpdate(decodeURIComponent(path.slice("/updates/".length)));
