@@ -99,6 +99,7 @@ let package = Package(
             dependencies: [
                 "Ledger",
                 "ActivityModel",
+                "Formats",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

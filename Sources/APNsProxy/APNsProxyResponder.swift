@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -129,9 +130,7 @@ struct APNsProxyResponder: HTTPResponder {
     }
 
     static func isToken(_ token: Substring) -> Bool {
-        (1...200).contains(token.utf8.count) && token.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
-        }
+        (1...200).contains(token.utf8.count) && Hex.isDigits(token.utf8)
     }
 
     static func refusal(_ status: HTTPResponse.Status, _ reason: String, _ message: String) -> Response {

@@ -34,6 +34,13 @@ public struct CommandRunner: Sendable {
         prefix = []
     }
 
+    /// Runs `executable` itself.
+    public init(executable: URL) {
+        self.executable = executable
+        launcher = nil
+        prefix = []
+    }
+
     /// Runs `executable` through `launcher`, whose arguments `prefix` come before the executable's path.
     public init(executable: URL, launcher: URL, prefix: [String]) {
         self.executable = executable

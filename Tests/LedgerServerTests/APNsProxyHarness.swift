@@ -127,19 +127,7 @@ struct APNsProxyHarness {
     /// Runs a tool to completion; its standard output, or an error naming it when it fails.
     @discardableResult
     static func tool(_ path: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.start(process)
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServeError(message: "\(path) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self)
+        try ServeProcess.output(of: URL(fileURLWithPath: path), arguments)
     }
 }
 

@@ -37,19 +37,17 @@ struct ServeProcess {
 
     /// Runs `activity-ledger ARGUMENTS` to completion and returns its standard output, trimmed.
     static func run(_ binary: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.start(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServeError(message: "activity-ledger \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        try output(of: binary, arguments).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs `executable ARGUMENTS` to completion: its standard output, or an error naming it when it fails.
+    static func output(of executable: URL, _ arguments: [String]) throws -> String {
+        let result = try CommandRunner(executable: executable).run(arguments)
+        guard result.status == 0 else {
+            throw ServeError(
+                message: "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) exited \(result.status)")
         }
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return result.stdout
     }
 
     /// Starts `serve` on a free loopback port and waits (at most 20 s) until it says where it listens.

@@ -42,7 +42,7 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
                 "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
             ])
         let bench = URL(fileURLWithPath: CommandLine.arguments[0]).path
-        let (fake, fakePort) = try Self.start(
+        let (fake, fakePort) = try HTTPBenchmark.start(
             bench, ["fake-apns", "--port", "0", "--cert", cert, "--key", key], output: work + "/fake.out",
             marker: "listening on https://127.0.0.1:")
         defer { Self.stop(fake) }
@@ -57,7 +57,7 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
             #"{"stream":"activity:BENCH","type":"token","at":\#(at + 1),"data":{"token":"\#(Self.known)"}}"#,
         ].joined(separator: "\n").write(toFile: events, atomically: true, encoding: .utf8)
         _ = try HTTPBenchmark.output(binary, ["import", events, "--app", Self.app, "--db", db])
-        let (serve, proxyPort) = try Self.start(
+        let (serve, proxyPort) = try HTTPBenchmark.start(
             binary,
             [
                 "serve", "--db", db, "--port", "0", "--apns-proxy-port", "0", "--apns-upstream",
@@ -65,7 +65,7 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
             ] + (hopOnly ? ["--apns-proxy-hold", "0"] : []), output: work + "/serve.out", marker: "APNs proxy at https://127.0.0.1:")
         let token = hopOnly ? Self.unknown : Self.known
         defer { Self.stop(serve) }
-        let httpPort = try Self.port(in: work + "/serve.out", marker: "listening on http://127.0.0.1:")
+        let httpPort = try HTTPBenchmark.port(in: work + "/serve.out", marker: "listening on http://127.0.0.1:")
 
         let direct = try APNsClient(upstream: try APNsUpstream(parsing: "https://127.0.0.1:\(fakePort)"), extraCA: cert)
         let proxied = try APNsClient(upstream: try APNsUpstream(parsing: "https://127.0.0.1:\(proxyPort)"), extraCA: cert)
@@ -153,31 +153,6 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
     static func percentile(_ values: [Double], _ p: Double) -> Double {
         let sorted = values.sorted()
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
-    }
-
-    static func start(_ binary: String, _ arguments: [String], output: String, marker: String) throws -> (Process, Int) {
-        FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 }
-        try process.run()
-        for _ in 0..<400 {
-            if let port = try? port(in: output, marker: marker) { return (process, port) }
-            guard process.isRunning else { throw ValidationError("\(arguments[0]) exited with \(process.terminationStatus)") }
-            usleep(50_000)
-        }
-        process.terminate()
-        throw ValidationError("\(arguments[0]) did not report its port")
-    }
-
-    static func port(in file: String, marker: String) throws -> Int {
-        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-        guard let range = text.range(of: marker), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
-            throw ValidationError("no port in \(file)")
-        }
-        return port
     }
 
     static func stop(_ process: Process) {

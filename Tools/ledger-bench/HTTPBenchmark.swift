@@ -115,8 +115,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Starts a server (`serve`, or the bare one) on a free port and waits for the line that says where it listens.
-    static func start(_ binary: String, _ arguments: [String], output out: String) throws -> (Process, Int) {
+    /// Starts a server (`serve`, the bare one, the fake APNs) on a free port and waits for the line, starting with
+    /// `marker`, that says where it listens.
+    static func start(
+        _ binary: String, _ arguments: [String], output out: String, marker: String = "listening on http://127.0.0.1:"
+    ) throws -> (Process, Int) {
         FileManager.default.createFile(atPath: out, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -125,12 +128,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
         process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 }
         try process.run()
         for _ in 0..<400 {
-            let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "listening on http://127.0.0.1:"),
-                let port = Int(text[range.upperBound...].prefix { $0.isNumber })
-            {
-                return (process, port)
-            }
+            if let port = try? port(in: out, marker: marker) { return (process, port) }
             guard process.isRunning else {
                 throw ValidationError("\(arguments[0]) exited with \(process.terminationStatus)")
             }
@@ -138,6 +136,15 @@ struct HTTPBenchmark: AsyncParsableCommand {
         }
         process.terminate()
         throw ValidationError("\(arguments[0]) did not report its port")
+    }
+
+    /// The port after `marker` in a server's output file.
+    static func port(in file: String, marker: String) throws -> Int {
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        guard let range = text.range(of: marker), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+            throw ValidationError("no port in \(file)")
+        }
+        return port
     }
 
     static func peakRSSMiB(of pid: Int32) -> Double? {

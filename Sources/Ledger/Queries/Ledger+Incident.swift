@@ -31,7 +31,10 @@ public struct IncidentReport: Sendable, Hashable {
             // Each entry's displayed content is on the cards: entries keep the event and the phase after it.
             "timeline": .object([
                 "activity": .string(activity),
-                "entries": .array(timeline.entries.map { .object(["event": $0.event.json, "phase": $0.json["phase"]!]) }),
+                "entries": .array(
+                    timeline.entries.map {
+                        .object(["event": $0.event.json, "phase": $0.phase.map { .string($0.rawValue) } ?? .null])
+                    }),
             ]),
             "audit": audit.json, "cards": .array(cards.map(Self.card)),
         ])
@@ -73,11 +76,15 @@ extension Ledger {
         // A little past the removal (a twentieth of the window, at least a minute), so its band shows.
         let end = max(lastAt, current.removedAt ?? now)
         let to = to ?? min(now, end.adding(milliseconds: max(60_000, (end.milliseconds - from.milliseconds) / 20)))
-        guard let state = ActivityFold.states(activity: activity, events: events, at: [to])[0] else {
+        let cards = from <= to ? ActivityFold.cards(activity: activity, events: events, from: from, to: to) : []
+        // `to` is one of the cards' moments: the last card is the state at `to` (an empty window folds it alone).
+        guard
+            let state = cards.last.flatMap({ $0.asOf == to ? $0 : nil })
+                ?? ActivityFold.states(activity: activity, events: events, at: [to])[0]
+        else {
             throw LedgerError(.notFound, "no such activity at \(to.rfc3339): \(activity)", field: "activity")
         }
         let timeline = Self.timeline(activity: activity, events: all, from: from, to: to)
-        let cards = from <= to ? ActivityFold.cards(activity: activity, events: events, from: from, to: to) : []
         let deliveries: [Delivery]
         do {
             deliveries = try DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: max(now, lastAt))
