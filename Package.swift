@@ -28,6 +28,8 @@ let package = Package(
         // The APNs proxy: HTTP/2 both ways (HummingbirdHTTP2 serves, async-http-client sends), TLS.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The PostgreSQL backend (SPEC §6 "Scale-out").
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -67,6 +69,17 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // The event log on PostgreSQL, beside the SQLite file, behind the same `EventLog` protocol.
+        .target(
+            name: "LedgerPostgres",
+            dependencies: [
+                "LedgerStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The incident view's page, stylesheet and script, embedded (SPEC §7 "Web page").
@@ -180,6 +193,14 @@ let package = Package(
             dependencies: [
                 "Ledger", "LedgerStore", "ActivityModel", "LedgerTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LedgerPostgresTests",
+            dependencies: [
+                "LedgerPostgres", "LedgerStore", "LedgerTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -60,7 +60,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { "\(code): \(message)" }
 
-    static func versionConflict(stream: String, expected: ExpectedVersion, actual: Int64) -> StoreError {
+    package static func versionConflict(stream: String, expected: ExpectedVersion, actual: Int64) -> StoreError {
         let wanted: String
         switch expected {
         case .any: wanted = "any"

@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 
 /// Writes one `AppendBatch` inside its own savepoint: checks, compresses, hashes, inserts, projects.
-struct BatchWriter {
+package struct BatchWriter {
     let context: WriterContext
     let encoder: PayloadEncoder
     let projector: (any InlineProjector)?
@@ -16,7 +16,7 @@ struct BatchWriter {
 
     /// Appends `batch`; on any error nothing of it is written and `state` is as before.
     func append(_ batch: AppendBatch, db: Database, state: inout TransactionState) throws -> AppendResult {
-        try validate(batch)
+        try Self.validate(batch)
         let saved = state
         var result = AppendResult(positions: [], duplicate: [])
         var payloads: [[UInt8]] = []
@@ -66,7 +66,8 @@ struct BatchWriter {
         try db.cachedStatement(sql: "RELEASE SAVEPOINT ledger_batch").execute()
     }
 
-    private func validate(_ batch: AppendBatch) throws {
+    /// What every backend refuses in a batch before touching the log.
+    package static func validate(_ batch: AppendBatch) throws {
         for (index, event) in batch.events.enumerated() {
             if event.id.isEmpty {
                 throw StoreError(.invalidEvent, "event \(index + 1) of the batch has an empty id", stream: event.stream)
@@ -117,7 +118,7 @@ struct BatchWriter {
     }
 
     /// A re-sent id: a no-op when the content is the stored event's, else an id conflict.
-    static func repeated(_ existing: RecordedEvent, _ event: NewEvent, result: inout AppendResult) throws {
+    package static func repeated(_ existing: RecordedEvent, _ event: NewEvent, result: inout AppendResult) throws {
         guard sameContent(existing, event) else {
             throw StoreError(
                 .idConflict,
@@ -129,7 +130,7 @@ struct BatchWriter {
         result.versions.append(existing.version)
     }
 
-    static func sameContent(_ stored: RecordedEvent, _ event: NewEvent) -> Bool {
+    package static func sameContent(_ stored: RecordedEvent, _ event: NewEvent) -> Bool {
         stored.stream == event.stream && stored.type == event.type && stored.at == event.at
             && stored.payload == event.payload
     }

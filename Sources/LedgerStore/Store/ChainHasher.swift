@@ -4,11 +4,13 @@ import Crypto
 ///
 /// Every integer is 8 bytes big-endian, every text or byte string is its 4-byte big-endian length then its
 /// bytes (texts as UTF-8), then the previous row's 32-byte hash (32 zero bytes before position 1).
-struct ChainHasher {
-    static let genesis = [UInt8](repeating: 0, count: 32)
+package struct ChainHasher {
+    package static let genesis = [UInt8](repeating: 0, count: 32)
     private var buffer: [UInt8] = []
 
-    mutating func hash(
+    package init() {}
+
+    package mutating func hash(
         position: Int64, stream: String, version: Int64, id: String, type: String, at: Int64, recordedAt: Int64,
         payload: UnsafeRawBufferPointer, previous: [UInt8]
     ) -> [UInt8] {
@@ -28,7 +30,7 @@ struct ChainHasher {
 
     /// `event`'s hash after `previous`, reusing this hasher's buffer; positions before `namespacedFrom` hash the
     /// bare stream name and id (see `prefix`).
-    mutating func hash(_ event: RecordedEvent, namespacedFrom: Int64, previous: [UInt8]) -> [UInt8] {
+    package mutating func hash(_ event: RecordedEvent, namespacedFrom: Int64, previous: [UInt8]) -> [UInt8] {
         let bare = event.position < namespacedFrom
         return event.payload.withUnsafeBytes { payload in
             hash(
@@ -43,7 +45,7 @@ struct ChainHasher {
     ///
     /// Rows before `namespacedFrom` were hashed before apps were namespaces: their hash covers the bare stream
     /// name and id (`Namespaced`), though the file now stores them qualified by their app.
-    static func prefix(_ event: RecordedEvent, namespacedFrom: Int64) -> SHA256 {
+    package static func prefix(_ event: RecordedEvent, namespacedFrom: Int64) -> SHA256 {
         let bare = event.position < namespacedFrom
         var hasher = ChainHasher()
         hasher.append(event.position)

@@ -69,24 +69,7 @@ extension EventStore {
                 checker.undecodable(error)
             }
             progress?(checker.checked, limit)
-            var report = checker.report
-            if report.ok, report.checked < limit {
-                report.ok = false
-                report.firstBadPosition = report.checked + 1
-                report.reason = "row \(report.checked + 1) is missing"
-            }
-            if report.ok, let digest {
-                if digest.position > last {
-                    report.ok = false
-                    report.firstBadPosition = last + 1
-                    report.reason = "the digest names position \(digest.position) but the log ends at \(last)"
-                } else if report.lastGood.hash != digest.hash {
-                    report.ok = false
-                    report.firstBadPosition = digest.position
-                    report.reason = "the hash at position \(digest.position) differs from the digest"
-                }
-            }
-            return report
+            return checker.finish(limit: limit, last: last, digest: digest)
         }
     }
 }
@@ -99,13 +82,15 @@ extension EventStore {
     }
 }
 
-/// Walks rows in position order and checks each against its predecessor.
-struct ChainChecker {
-    private(set) var checked: Int64 = 0
-    private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
+/// Walks rows in position order and checks each against its predecessor (every backend's `verify`).
+package struct ChainChecker {
+    package private(set) var checked: Int64 = 0
+    package private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
+
+    package init() {}
 
     /// Checks `event` against its predecessor; `prefix` is `ChainHasher.prefix(event)`.
-    mutating func check(_ event: RecordedEvent, prefix: SHA256) -> Bool {
+    package mutating func check(_ event: RecordedEvent, prefix: SHA256) -> Bool {
         let expected = report.lastGood.position + 1
         guard event.position == expected else { return fail(expected, "row \(expected) is missing") }
         let computed = ChainHasher.finish(prefix, previous: report.lastGood.hash)
@@ -155,6 +140,29 @@ struct ChainChecker {
         } else {
             _ = fail(expected, "row \(expected) does not decode: \(error.error)")
         }
+    }
+
+    /// The report once the scan is over: rows up to `limit` (the digest's position, else the log's `last`) that
+    /// were never seen are missing, and a `digest` must name the hash the chain reached at its position.
+    package func finish(limit: Int64, last: Int64, digest: Digest?) -> VerifyReport {
+        var report = report
+        if report.ok, report.checked < limit {
+            report.ok = false
+            report.firstBadPosition = report.checked + 1
+            report.reason = "row \(report.checked + 1) is missing"
+        }
+        if report.ok, let digest {
+            if digest.position > last {
+                report.ok = false
+                report.firstBadPosition = last + 1
+                report.reason = "the digest names position \(digest.position) but the log ends at \(last)"
+            } else if report.lastGood.hash != digest.hash {
+                report.ok = false
+                report.firstBadPosition = digest.position
+                report.reason = "the hash at position \(digest.position) differs from the digest"
+            }
+        }
+        return report
     }
 
     private mutating func fail(_ position: Int64, _ reason: String) -> Bool {

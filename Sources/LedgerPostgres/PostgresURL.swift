@@ -1,0 +1,65 @@
+import Foundation
+import LedgerStore
+import NIOSSL
+import PostgresNIO
+
+/// A `--db postgresql://user[:password]@host[:port]/database[?sslmode=…]` value (also `postgres://`), as libpq
+/// reads it: the port defaults to 5432, the user to `postgres`, the database to the user's name; a password not in
+/// the URL comes from `PGPASSWORD`. `sslmode` is `disable`, `prefer` (the default: TLS when the server offers it)
+/// or `require` (TLS or fail; the server's certificate is checked against the system's trusted CAs).
+public struct PostgresURL: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var sslMode: String
+
+    public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        func refuse(_ why: String) -> StoreError {
+            StoreError(.invalidEvent, "--db: \(why) (expected postgresql://user[:password]@host[:port]/database)")
+        }
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "postgresql" || scheme == "postgres"
+        else { throw refuse("not a postgresql:// URL") }
+        guard let host = components.host, !host.isEmpty else { throw refuse("no host") }
+        self.host = host
+        port = components.port ?? 5432
+        guard (1...65535).contains(port) else { throw refuse("port \(port) is out of range") }
+        user = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        password = components.password.flatMap { $0.removingPercentEncoding } ?? environment["PGPASSWORD"]
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = path.removingPercentEncoding.flatMap { $0.isEmpty ? nil : $0 } ?? user
+        sslMode = "prefer"
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let mode = item.value, ["disable", "prefer", "require"].contains(mode) else {
+                    throw refuse("sslmode must be disable, prefer or require, got '\(item.value ?? "")'")
+                }
+                sslMode = mode
+            default:
+                throw refuse("unknown parameter '\(item.name)' (only sslmode is read)")
+            }
+        }
+    }
+
+    /// The URL without its password: how errors and `stats` name the ledger.
+    public var redacted: String {
+        "postgresql://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+    }
+
+    func configuration(maximumConnections: Int) -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS
+        switch sslMode {
+        case "disable": tls = .disable
+        case "require": tls = .require(.makeClientConfiguration())
+        default: tls = .prefer(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: tls)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+}

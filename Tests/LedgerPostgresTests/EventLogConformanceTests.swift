@@ -1,0 +1,207 @@
+import Foundation
+import LedgerPostgres
+import LedgerStore
+import Logging
+import PostgresNIO
+import Testing
+
+/// SPEC §6: what the log guarantees, asserted once and run on every backend (`Backend.all`).
+@Suite("EventLog conformance (SQLite file and PostgreSQL)")
+struct EventLogConformanceTests {
+    @Test("appends take gapless positions and per-stream versions; reads by id, stream and position agree", arguments: Backend.all)
+    func appendAndRead(backend: Backend) async throws {
+        try await backend.withLog { log, _ in
+            let first = try await log.append(AppendBatch(events: [
+                newEvent("activity:A", id: "a1"), newEvent("activity:B", id: "b1"), newEvent("activity:A", id: "a2"),
+            ]))
+            #expect(first.positions == [1, 2, 3])
+            #expect(first.versions == [1, 1, 2])
+            #expect(first.duplicate == [false, false, false])
+            let second = try await log.append(AppendBatch(events: [newEvent("activity:B", id: "b2", payload: #"{"é":"ü"}"#)]))
+            #expect(second.positions == [4])
+            #expect(second.versions == [2])
+            #expect(try await log.lastPosition() == 4)
+
+            let b2 = try #require(try await log.event(id: "b2"))
+            #expect(b2.position == 4 && b2.stream == "activity:B" && b2.version == 2 && b2.type == "update")
+            #expect(b2.payload == Array(#"{"é":"ü"}"#.utf8))
+            #expect(b2.at == 1_000 && b2.recordedAt == 2_000 && b2.hash.count == 32)
+            #expect(try await log.event(id: "missing") == nil)
+
+            #expect(try await log.events(stream: "activity:A", fromVersion: 1).map(\.id) == ["a1", "a2"])
+            #expect(try await log.events(stream: "activity:A", fromVersion: 2).map(\.id) == ["a2"])
+            #expect(try await log.events(stream: "activity:none", fromVersion: 1).isEmpty)
+
+            #expect(try await log.events(after: 0, limit: 10).map(\.position) == [1, 2, 3, 4])
+            #expect(try await log.events(after: 1, limit: 2).map(\.id) == ["b1", "a2"])
+            #expect(try await log.events(after: 4, limit: 10).isEmpty)
+            // Every read gives the same event, hash included.
+            #expect(try await log.events(after: 3, limit: 1) == [b2])
+            #expect(try await log.events(stream: "activity:B", fromVersion: 2) == [b2])
+        }
+    }
+
+    @Test("expected versions: a mismatch writes nothing; a retried batch returns its original positions", arguments: Backend.all)
+    func expectedVersions(backend: Backend) async throws {
+        try await backend.withLog { log, _ in
+            let batch = AppendBatch(
+                events: [newEvent("activity:A", id: "a1"), newEvent("activity:A", id: "a2")],
+                expected: ["activity:A": .noStream])
+            #expect(try await log.append(batch).positions == [1, 2])
+            // The same batch again: already stored identically, so a no-op answering the original positions.
+            let retried = try await log.append(batch)
+            #expect(retried.positions == [1, 2] && retried.duplicate == [true, true] && retried.versions == [1, 2])
+
+            let stale = AppendBatch(events: [newEvent("activity:A", id: "a3")], expected: ["activity:A": .exact(1)])
+            let error = await #expect(throws: StoreError.self) { try await log.append(stale) }
+            #expect(error?.code == .versionConflict)
+            #expect(error?.actualVersion == 2)
+
+            let right = AppendBatch(events: [newEvent("activity:A", id: "a3")], expected: ["activity:A": .exact(2)])
+            #expect(try await log.append(right).versions == [3])
+            let any = AppendBatch(events: [newEvent("activity:A", id: "a4")], expected: ["activity:A": .any])
+            #expect(try await log.append(any).versions == [4])
+            #expect(try await log.lastPosition() == 4)
+        }
+    }
+
+    @Test("a re-sent id is a no-op with the same content and a conflict with other content; a batch is all or nothing", arguments: Backend.all)
+    func idempotency(backend: Backend) async throws {
+        try await backend.withLog { log, _ in
+            _ = try await log.append(AppendBatch(events: [newEvent("activity:A", id: "x")]))
+            let again = try await log.append(AppendBatch(events: [newEvent("activity:A", id: "x"), newEvent("activity:A", id: "y")]))
+            #expect(again.positions == [1, 2] && again.duplicate == [true, false] && again.versions == [1, 2])
+
+            // The second event conflicts: the first of the batch is not written either.
+            let conflicting = AppendBatch(events: [
+                newEvent("activity:A", id: "z"), newEvent("activity:A", id: "x", payload: #"{"n":2}"#),
+            ])
+            let error = await #expect(throws: StoreError.self) { try await log.append(conflicting) }
+            #expect(error?.code == .idConflict)
+            #expect(try await log.event(id: "z") == nil)
+            #expect(try await log.lastPosition() == 2)
+
+            // The same id twice in one batch: the second is the first's duplicate, or a conflict.
+            let twice = try await log.append(AppendBatch(events: [newEvent("activity:B", id: "w"), newEvent("activity:B", id: "w")]))
+            #expect(twice.positions == [3, 3] && twice.duplicate == [false, true])
+            await #expect(throws: StoreError.self) {
+                try await log.append(AppendBatch(events: [
+                    newEvent("activity:B", id: "v"), newEvent("activity:B", id: "v", at: 5),
+                ]))
+            }
+            #expect(try await log.lastPosition() == 3)
+            #expect(try await log.verify(upTo: nil).ok)
+        }
+    }
+
+    @Test("names of two apps never collide: the same bare id and stream in two namespaces are two events", arguments: Backend.all)
+    func namespaces(backend: Backend) async throws {
+        try await backend.withLog { log, _ in
+            let rides = Namespaced.qualify("activity:R", app: "com.rides")
+            let food = Namespaced.qualify("activity:R", app: "com.food")
+            _ = try await log.append(AppendBatch(events: [
+                newEvent(rides, id: Namespaced.qualify("e1", app: "com.rides")),
+                newEvent(food, id: Namespaced.qualify("e1", app: "com.food"), payload: #"{"n":"food"}"#),
+            ]))
+            #expect(try await log.events(stream: rides, fromVersion: 1).count == 1)
+            let foods = try await log.event(id: Namespaced.qualify("e1", app: "com.food"))
+            #expect(foods?.payload == Array(#"{"n":"food"}"#.utf8) && foods?.stream == food)
+            #expect(try await log.event(id: "e1") == nil)
+        }
+    }
+
+    @Test("an empty id or stream and a NUL in a name are refused before anything is written", arguments: Backend.all)
+    func invalidEvents(backend: Backend) async throws {
+        try await backend.withLog { (log: any EventLog, _: Backend.Location) async throws in
+            for bad in [newEvent("activity:A", id: ""), newEvent("", id: "e"), newEvent("activity:\u{0}A", id: "e"),
+                        newEvent("activity:A", id: "e\u{0}")] {
+                let error = await #expect(throws: StoreError.self) {
+                    try await log.append(AppendBatch(events: [newEvent("activity:A", id: "ok"), bad]))
+                }
+                #expect(error?.code == .invalidEvent)
+            }
+            #expect(try await log.lastPosition() == 0)
+        }
+    }
+
+    @Test("verify walks the chain; a digest taken earlier proves the log up to it; a wrong digest names its position", arguments: Backend.all)
+    func verifyAndDigest(backend: Backend) async throws {
+        try await backend.withLog { log, _ in
+            #expect(try await log.digest() == Digest(position: 0, hash: [UInt8](repeating: 0, count: 32)))
+            #expect(try await log.verify(upTo: nil).ok)
+            for index in 0..<30 {
+                _ = try await log.append(AppendBatch(events: [newEvent("activity:\(index % 4)", id: "e\(index)")]))
+            }
+            let digest = try await log.digest()
+            #expect(digest.position == 30)
+            #expect(try await log.events(after: 29, limit: 1).first?.hash == digest.hash)
+            _ = try await log.append(AppendBatch(events: [newEvent("activity:9", id: "later")]))
+            let report = try await log.verify(upTo: digest)
+            #expect(report.ok && report.checked == 30 && report.lastGood == digest)
+            let whole = try await log.verify(upTo: nil)
+            #expect(whole.ok && whole.checked == 31)
+
+            var wrong = digest
+            wrong.hash[0] ^= 1
+            let refused = try await log.verify(upTo: wrong)
+            #expect(!refused.ok && refused.firstBadPosition == 30)
+            let beyond = try await log.verify(upTo: Digest(position: 40, hash: digest.hash))
+            #expect(!beyond.ok && beyond.firstBadPosition == 32)
+        }
+    }
+
+    @Test("the chain is over logical fields: the same appends give the same digest on every backend")
+    func sameDigestEverywhere() async throws {
+        var digests: [Digest] = []
+        for backend in Backend.all {
+            digests.append(try await backend.withLog { log, _ in
+                for index in 0..<20 {
+                    _ = try await log.append(AppendBatch(events: [
+                        newEvent("activity:\(index % 3)", id: "e\(index)", at: Int64(index), payload: #"{"i":\#(index)}"#),
+                        newEvent(Namespaced.qualify("channel:c", app: "com.a"), id: Namespaced.qualify("c\(index)", app: "com.a")),
+                    ]))
+                }
+                return try await log.digest()
+            })
+        }
+        #expect(digests.count == Backend.all.count)
+        #expect(Set(digests).count == 1)
+    }
+
+    @Test("appenders on separate connections (as separate processes) interleave into one gapless, valid chain", arguments: Backend.all)
+    func concurrentAppenders(backend: Backend) async throws {
+        try await backend.withLog { log, location in
+            let handles = [log] + (try await [backend.open(location), backend.open(location), backend.open(location)])
+            let perHandle = 40
+            try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for (index, handle) in handles.enumerated() {
+                    group.addTask {
+                        var positions: [Int64] = []
+                        for step in 0..<perHandle {
+                            let result = try await handle.append(AppendBatch(events: [
+                                newEvent("activity:shared", id: "h\(index)-\(step)"),
+                                newEvent("activity:h\(index)", id: "own\(index)-\(step)"),
+                            ]))
+                            positions += result.positions
+                        }
+                        return positions
+                    }
+                }
+                var all: [Int64] = []
+                for try await positions in group { all += positions }
+                #expect(all.sorted() == Array(1...Int64(handles.count * perHandle * 2)))
+            }
+            let shared = try await log.events(stream: "activity:shared", fromVersion: 1)
+            #expect(shared.map(\.version) == Array(1...Int64(handles.count * perHandle)))
+            #expect(try await log.verify(upTo: nil).ok)
+            for handle in handles.dropFirst() { await close(handle) }
+        }
+    }
+}
+
+/// An event with fixed times, so the same appends hash the same on every backend.
+func newEvent(
+    _ stream: String, _ type: String = "update", id: String, at: Int64 = 1_000, payload: String = #"{"n":1}"#
+) -> NewEvent {
+    NewEvent(id: id, stream: stream, type: type, at: at, recordedAt: 2_000, payload: Array(payload.utf8))
+}
