@@ -143,6 +143,7 @@ let package = Package(
                 "LedgerWeb",
                 "APNsProxy",
                 "LedgerStore",
+                "LedgerPostgres",
                 "ActivityModel",
                 "Formats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -153,6 +154,8 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
+                "LedgerPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "Ledger",
                 "LedgerStore",
                 "LedgerTesting",
