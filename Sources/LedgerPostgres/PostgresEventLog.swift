@@ -18,17 +18,32 @@ public final class PostgresEventLog: EventLog {
     let logger: Logger
     private let running: Task<Void, Never>
 
-    /// Connects (the pool opens connections as they are needed, at most `maximumConnections`) and migrates.
-    public init(url: String, maximumConnections: Int = 8, logger: Logger) async throws {
+    /// Connects (the pool opens connections as they are needed, at most `maximumConnections`) and migrates, or
+    /// with `readOnly` only checks that the database is a ledger this version reads (the reading commands never
+    /// write, on PostgreSQL as on a file).
+    public init(url: String, maximumConnections: Int = 8, readOnly: Bool = false, logger: Logger) async throws {
         let parsed = try PostgresURL(url)
         location = parsed.redacted
         self.logger = logger
+        do {
+            try await parsed.probe(logger: logger)
+        } catch let error as PSQLError {
+            throw StoreError(.storage, "\(parsed.redacted): cannot connect: \(Self.describe(error))")
+        } catch {
+            throw StoreError(.storage, "\(parsed.redacted): cannot connect: \(error)")
+        }
         let client = PostgresClient(
             configuration: parsed.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
         do {
-            try await storage { try await PostgresSchema.migrate(client, location: parsed.redacted, logger: logger) }
+            try await storage {
+                if readOnly {
+                    try await PostgresSchema.check(client, location: parsed.redacted, logger: logger)
+                } else {
+                    try await PostgresSchema.migrate(client, location: parsed.redacted, logger: logger)
+                }
+            }
         } catch {
             await close()
             throw error

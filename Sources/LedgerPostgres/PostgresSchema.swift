@@ -7,8 +7,8 @@ import PostgresNIO
 /// target; `PostgresSchemaTests` holds them equal to the files), applied in order and recorded in
 /// `ledger_migrations`. Servers starting together on one database take turns through a transaction-scoped
 /// advisory lock, so each migration runs once.
-enum PostgresSchema {
-    static let migrations: [(name: String, sql: String)] = [
+public enum PostgresSchema {
+    public static let migrations: [(name: String, sql: String)] = [
         ("001_event_log", #"""
             -- The event log on PostgreSQL (SPEC §6 "Scale-out"): one row per event, the same logical fields and chain hash
             -- as the SQLite file, so `digest` is the same on both for the same events.
@@ -55,6 +55,28 @@ enum PostgresSchema {
 
     /// A key of our own for `pg_advisory_xact_lock` ("ALEDGER1" as an integer).
     static let migrationLock: Int64 = 0x414C_4544_4745_5231
+
+    /// Refuses a database that is not a ledger, or lacks a migration this version needs (a writing command applies
+    /// it), without writing anything.
+    static func check(_ client: PostgresClient, location: String, logger: Logger) async throws {
+        let ours = try await client.query(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'ledger_migrations'",
+            logger: logger
+        ).collect().first?.decode(Int64.self) ?? 0
+        guard ours > 0 else {
+            throw StoreError(.notALedger, "\(location) is not a ledger (no ledger_migrations table)")
+        }
+        var applied = Set<String>()
+        for try await name in try await client.query("SELECT identifier FROM ledger_migrations", logger: logger)
+            .decode(String.self)
+        {
+            applied.insert(name)
+        }
+        if let missing = migrations.map(\.name).first(where: { !applied.contains($0) }) {
+            throw StoreError(
+                .outdated, "\(location) lacks migration \(missing); any writing command (import, copy --to, serve) applies it")
+        }
+    }
 
     /// Applies what `ledger_migrations` lacks. A database with tables of its own but no `ledger_migrations` is
     /// refused, never adopted (as a foreign SQLite file is).

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerStore
+import Logging
 import NIOSSL
 import PostgresNIO
 
@@ -17,7 +18,7 @@ public struct PostgresURL: Sendable, Hashable {
 
     public init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func refuse(_ why: String) -> StoreError {
-            StoreError(.invalidEvent, "--db: \(why) (expected postgresql://user[:password]@host[:port]/database)")
+            StoreError(.invalidEvent, "\(why) (expected postgresql://user[:password]@host[:port]/database)")
         }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             scheme == "postgresql" || scheme == "postgres"
@@ -47,6 +48,22 @@ public struct PostgresURL: Sendable, Hashable {
     /// The URL without its password: how errors and `stats` name the ledger.
     public var redacted: String {
         "postgresql://\(user)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+    }
+
+    /// One connection, opened and closed before the pool starts: the pool retries a server it cannot reach for a
+    /// minute before it gives up, where a command should fail at once naming what is wrong.
+    func probe(logger: Logger) async throws {
+        let tls: PostgresConnection.Configuration.TLS
+        switch sslMode {
+        case "disable": tls = .disable
+        case "require": tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        default: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(5)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        try await connection.close()
     }
 
     func configuration(maximumConnections: Int) -> PostgresClient.Configuration {

@@ -13,7 +13,7 @@ struct ActivityLedgerCommand: AsyncParsableCommand {
         subcommands: [
             Serve.self, Import.self, Export.self, State.self, Timeline.self, Audit.self, Replay.self,
             Activities.self, Reconcile.self, Verify.self, Digest.self, Rebuild.self, Stats.self, Keys.self, Backup.self,
-            Migrate.self, Seal.self, Report.self,
+            Migrate.self, Seal.self, Report.self, Copy.self,
         ]
     )
 

@@ -2,6 +2,7 @@ import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
+import LedgerPostgres
 import LedgerStore
 import Logging
 
@@ -42,7 +43,12 @@ func reportFailure(_ error: any Error, db: String?) -> ExitCode {
     case .conflict: code = Exit.conflict
     default: code = Exit.storage
     }
-    if code == Exit.storage, let db, !message.contains(db) { message = "\(db): \(message)" }
+    // A PostgreSQL URL is named without its password.
+    let shown = db.map { db -> String in
+        guard case .postgres(let url) = LedgerLocation(db) else { return db }
+        return (try? PostgresURL(url).redacted) ?? "the PostgreSQL URL"
+    }
+    if code == Exit.storage, let shown, !message.contains(shown) { message = "\(shown): \(message)" }
     FileHandle.standardError.write(Data("activity-ledger: \(message)\n".utf8))
     return ExitCode(code)
 }
@@ -52,6 +58,7 @@ extension GlobalOptions {
     /// and open it read-only: they never write, migrate or catch up (a file that needs it is refused with the
     /// command that upgrades it).
     func openLedger(mustExist: Bool = true, readOnly: Bool = false) throws -> Ledger {
+        try refusePostgres()
         if mustExist && !FileManager.default.fileExists(atPath: db) {
             throw LedgerError(.notFound, "no ledger at \(db) (use --db PATH)", field: "db")
         }
@@ -71,7 +78,28 @@ extension GlobalOptions {
 
     /// Opens the event store alone, read-only (verify, digest, stats, backup).
     func openStore() throws -> EventStore {
-        try StoreAccess.openReadOnly(db, busyTimeout: busyTimeout(environment: ProcessInfo.processInfo.environment))
+        try refusePostgres()
+        return try StoreAccess.openReadOnly(db, busyTimeout: busyTimeout(environment: ProcessInfo.processInfo.environment))
+    }
+
+    /// The commands that run on PostgreSQL so far are the log's own (`EventLog`): copy, verify, digest and export.
+    /// The others need the projections, keys and runs, which live in the SQLite file only for now (README
+    /// "PostgreSQL").
+    func refusePostgres() throws {
+        guard case .postgres(let url) = location else { return }
+        let shown = (try? PostgresURL(url).redacted) ?? "the URL"
+        throw LedgerError(
+            .badInput,
+            "--db \(shown): this command needs the projections, which PostgreSQL does not hold yet; "
+                + "on PostgreSQL run copy, verify, digest or export (or copy the ledger into a file first)",
+            field: "db")
+    }
+
+    /// The log `db` names, read-only (a reading command never writes, on either backend), for `body`; a
+    /// PostgreSQL pool is closed afterwards.
+    func withLog<T>(_ body: (any EventLog) async throws -> T) async throws -> T {
+        try await StoreAccess.withLog(location, readOnly: true, busyTimeout: busyTimeout(
+            environment: ProcessInfo.processInfo.environment), body)
     }
 
     /// `--busy-timeout`, else `LEDGER_BUSY_TIMEOUT`, else 5 s.

@@ -1,11 +1,21 @@
 import ActivityModel
 import ArgumentParser
+import Foundation
 import Ledger
+import LedgerStore
 
 /// Options every command shares.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "Path of the ledger file.")
-    var db: String = "./ledger.sqlite"
+    @Option(
+        name: .customLong("db"),
+        help: "The ledger: a file path, or a postgresql://user[:password]@host[:port]/database URL (env LEDGER_DB). [default: ./ledger.sqlite]")
+    var dbOption: String?
+
+    /// `--db`, else `LEDGER_DB`, else `./ledger.sqlite`.
+    var db: String { dbOption ?? ProcessInfo.processInfo.environment["LEDGER_DB"] ?? "./ledger.sqlite" }
+
+    /// Which backend `db` names.
+    var location: LedgerLocation { LedgerLocation(db) }
 
     @Flag(name: .long, help: "Print JSON instead of readable text.")
     var json = false

@@ -18,16 +18,24 @@ extension Ledger {
     ) throws {
         let namespace = app ?? ""
         try store.forEachEvent(after: position) { recorded in
-            guard Namespaced.belongs(recorded.stream, to: namespace) else { return true }
-            let event: LedgerEvent
+            let line: [UInt8]?
             do {
-                event = try ActivityProjector.decode(recorded)
+                line = try Self.exportLine(recorded, app: namespace)
             } catch let error as LedgerError {
                 guard let undecodable else { throw error }
                 undecodable(recorded.position, error)
                 return true
             }
-            return try body(EventCodec.encode(event), recorded)
+            guard let line else { return true }
+            return try body(line, recorded)
         }
+    }
+
+    /// The interchange line of one stored event as `app` (`""`: the app-less namespace) sees it, nil when the event
+    /// is another app's; throws a storage error when its payload does not decode. Any backend's events
+    /// (`EventLog`) export through this.
+    public static func exportLine(_ recorded: RecordedEvent, app: String) throws -> [UInt8]? {
+        guard Namespaced.belongs(recorded.stream, to: app) else { return nil }
+        return EventCodec.encode(try ActivityProjector.decode(recorded))
     }
 }

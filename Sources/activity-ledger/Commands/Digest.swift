@@ -18,7 +18,7 @@ struct Digest: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let digest = try options.openStore().digest()
+            let digest = try await options.withLog { try await $0.digest() }
             if options.json {
                 printJSON(digest.json)
             } else {

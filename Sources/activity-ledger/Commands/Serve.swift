@@ -76,8 +76,8 @@ struct Serve: AsyncParsableCommand {
             ?? 4 << 20
         let maxFeedWait =
             try maxFeedWait ?? Self.seconds(environment["LEDGER_MAX_FEED_WAIT"], name: "LEDGER_MAX_FEED_WAIT") ?? 60
-        // GlobalOptions gives --db a default, so the environment wins only over that default.
-        let db = options.db == "./ledger.sqlite" ? environment["LEDGER_DB"] ?? options.db : options.db
+        let db = options.db  // --db, else LEDGER_DB, else ./ledger.sqlite
+        try options.refusePostgres()
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
         guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }

@@ -28,10 +28,15 @@ struct Verify: AsyncParsableCommand {
                 }
                 expected = parsed
             }
-            let store = try options.openStore()
-            let progress = Progress("verifying")
-            let report = try store.verify(upTo: expected) { done, total in progress.update(done, of: total) }
-            progress.finish()
+            let report: VerifyReport
+            if case .postgres = options.location {
+                report = try await options.withLog { try await $0.verify(upTo: expected) }
+            } else {
+                let store = try options.openStore()
+                let progress = Progress("verifying")
+                report = try store.verify(upTo: expected) { done, total in progress.update(done, of: total) }
+                progress.finish()
+            }
             if options.json {
                 printJSON(report.json)
             } else if report.ok {

@@ -1,0 +1,69 @@
+import ActivityModel
+import ArgumentParser
+import Foundation
+import Ledger
+import LedgerPostgres
+import LedgerStore
+
+struct Copy: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy",
+        abstract: "Copy a whole ledger between backends (SQLite file ↔ PostgreSQL), keeping positions, times, ids and hashes.",
+        discussion: """
+            The destination must hold no event (a new file, or an empty database: its schema is created). Each event
+            keeps its position, stream, version, id, type, times and payload; the destination recomputes the chain,
+            and the copy ends by verifying it against the source's digest, so `digest` prints the same on both.
+            A file destination gets its projections as the events arrive. A source written meanwhile is copied up to
+            its digest when the copy began.
+
+            The log is what is copied: API keys and reconciliation runs stay in the source (PostgreSQL does not hold
+            them yet; README "PostgreSQL").
+
+            Examples:
+              activity-ledger copy --from ledger.sqlite --to postgresql://ledger@db.internal/ledger
+              activity-ledger copy --from postgresql://ledger@db.internal/ledger --to restored.sqlite
+            """)
+
+    @Option(help: "The ledger to copy: a file path or a postgresql:// URL.")
+    var from: String
+
+    @Option(help: "Where to copy it: a new file path, or a postgresql:// URL of an empty database.")
+    var to: String
+
+    @Flag(name: .long, help: "Print JSON instead of readable text.")
+    var json = false
+
+    func run() async throws {
+        try await runReporting(db: from) {
+            let source = LedgerLocation(from)
+            let destination = LedgerLocation(to)
+            if source == destination {
+                throw LedgerError(.badInput, "--to names the same ledger as --from", field: "to")
+            }
+            if case .sqlite(let path) = destination, FileManager.default.fileExists(atPath: path) {
+                throw LedgerError(.badInput, "--to \(path) already exists: copy writes a new file", field: "to")
+            }
+            let busyTimeout = Duration.seconds(5)
+            let progress = Progress("copying")
+            let report = try await StoreAccess.withLog(source, readOnly: true, busyTimeout: busyTimeout, option: "from") { from in
+                try await StoreAccess.withLog(destination, readOnly: false, busyTimeout: busyTimeout, option: "to") { into in
+                    let held = try await into.lastPosition()
+                    guard held == 0 else {
+                        throw LedgerError(
+                            .badInput, "--to \(into.location) already holds \(held) events: copy needs an empty ledger",
+                            field: "to")
+                    }
+                    return try await EventLogCopy.copy(from: from, to: into) { done, total in
+                        progress.update(done, of: total)
+                    }
+                }
+            }
+            progress.finish()
+            if json {
+                printJSON(["events": .int(report.events), "digest": .string(report.digest.description)])
+            } else {
+                print("copied \(report.events) events; digest \(report.digest) verified on the copy")
+            }
+        }
+    }
+}
