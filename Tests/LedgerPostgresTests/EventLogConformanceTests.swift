@@ -205,3 +205,32 @@ func newEvent(
 ) -> NewEvent {
     NewEvent(id: id, stream: stream, type: type, at: at, recordedAt: 2_000, payload: Array(payload.utf8))
 }
+
+@Suite("PostgreSQL: one log for several processes", .enabled(if: Backend.all.contains(.postgres)))
+struct PostgresNotifyTests {
+    @Test("a waiter on one connection pool wakes for another pool's append, at once, and times out without one")
+    func waitForAppend() async throws {
+        try await Backend.postgres.withLog { log, location in
+            let postgres = try #require(log as? PostgresEventLog)
+            let other = try await Backend.postgres.open(location)
+            _ = try await other.append(AppendBatch(events: [newEvent("activity:A", id: "first")]))
+            // Already past: answers without waiting.
+            let clock = ContinuousClock()
+            let immediate = clock.now
+            #expect(try await postgres.waitForAppend(after: 0, timeout: .seconds(5)) == 1)
+            #expect(clock.now - immediate < .seconds(1))
+            // Nothing new: waits the timeout and answers the same position.
+            let idle = clock.now
+            #expect(try await postgres.waitForAppend(after: 1, timeout: .milliseconds(300)) == 1)
+            #expect(clock.now - idle >= .milliseconds(250))
+            // Another pool appends while this one waits: woken by its notification, well before the timeout.
+            let started = clock.now
+            async let woken = postgres.waitForAppend(after: 1, timeout: .seconds(20))
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await other.append(AppendBatch(events: [newEvent("activity:A", id: "second"), newEvent("activity:B", id: "third")]))
+            #expect(try await woken == 3)
+            #expect(clock.now - started < .seconds(5))
+            await close(other)
+        }
+    }
+}
