@@ -82,12 +82,7 @@ public final class PostgresEventLog: EventLog {
         let stored = try await events(ids: batch.events.map(\.id), on: connection)
 
         for (stream, expected) in batch.expected.sorted(by: { $0.key < $1.key }) {
-            let wanted: Int64
-            switch expected {
-            case .any: continue
-            case .noStream: wanted = 0
-            case .exact(let version): wanted = version
-            }
+            guard let wanted = expected.version else { continue }
             let actual = versions[stream] ?? 0
             guard actual != wanted else { continue }
             // A retried batch: every event already stored identically.

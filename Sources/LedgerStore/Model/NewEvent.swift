@@ -32,6 +32,15 @@ public enum ExpectedVersion: Sendable, Hashable {
     /// The stream has no event yet (same as `.exact(0)`).
     case noStream
     case exact(Int64)
+
+    /// The stream version the batch requires before it (0: no stream), nil for `.any`.
+    public var version: Int64? {
+        switch self {
+        case .any: nil
+        case .noStream: 0
+        case .exact(let version): version
+        }
+    }
 }
 
 /// Events appended atomically, with optional expected versions per stream.

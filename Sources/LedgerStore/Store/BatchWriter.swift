@@ -89,12 +89,7 @@ package struct BatchWriter {
         _ batch: AppendBatch, db: Database, state: inout TransactionState
     ) throws -> AppendResult? {
         for (stream, expected) in batch.expected.sorted(by: { $0.key < $1.key }) {
-            let wanted: Int64
-            switch expected {
-            case .any: continue
-            case .noStream: wanted = 0
-            case .exact(let version): wanted = version
-            }
+            guard let wanted = expected.version else { continue }
             let actual = try state.slot(stream, db: db, create: false)?.version ?? 0
             guard actual != wanted else { continue }
             if let retried = try allStored(batch, db: db) { return retried }
