@@ -77,9 +77,12 @@ public final class PostgresEventLog: EventLog {
         guard let headRow = head.first else { throw StoreError(.schema, "\(location): log_head has no row") }
         var (position, previous, namespacedFrom) = try headRow.decode((Int64, ByteBuffer, Int64).self)
         var lastHash = Array(buffer: previous)
-        let streams = Array(Set(batch.events.map(\.stream)))
-        var versions = try await lastVersions(streams, on: connection)
-        let stored = try await events(ids: batch.events.map(\.id), on: connection)
+        // After the lock, in a statement of its own: a statement's snapshot is taken when it starts, so only a
+        // statement after the lock sees every append committed before it.
+        let lookedUp = try await lookUp(
+            streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))), on: connection)
+        var versions = lookedUp.versions
+        let stored = lookedUp.stored
 
         for (stream, expected) in batch.expected.sorted(by: { $0.key < $1.key }) {
             guard let wanted = expected.version else { continue }
@@ -120,17 +123,14 @@ public final class PostgresEventLog: EventLog {
             result.versions.append(version)
         }
         guard !rows.isEmpty else { return result }
-        try await insert(rows, on: connection)
-        let last = rows[rows.count - 1]
-        let hashBuffer = ByteBuffer(bytes: last.hash)
-        try await connection.query(
-            "UPDATE log_head SET position = \(last.position), hash = \(hashBuffer)", logger: logger)
-        try await connection.query("SELECT pg_notify('ledger_events', \(String(last.position)))", logger: logger)
+        try await write(rows, on: connection)
         return result
     }
 
-    /// One statement for the whole batch: each column bound as an array and unnested.
-    private func insert(_ rows: [RecordedEvent], on connection: PostgresConnection) async throws {
+    /// One statement (one round trip) for the whole batch: the rows, each column bound as an array and unnested;
+    /// the head moved to the last of them; the notification (sent by PostgreSQL at commit). A failure of any part
+    /// fails the statement and so the transaction.
+    private func write(_ rows: [RecordedEvent], on connection: PostgresConnection) async throws {
         let positions = rows.map(\.position)
         let streams = rows.map(\.stream)
         let versions = rows.map(\.version)
@@ -140,29 +140,58 @@ public final class PostgresEventLog: EventLog {
         let recordedAts = rows.map(\.recordedAt)
         let payloads = rows.map { ByteBuffer(bytes: $0.payload) }
         let hashes = rows.map { ByteBuffer(bytes: $0.hash) }
-        try await connection.query(
+        let last = rows[rows.count - 1]
+        let lastHash = ByteBuffer(bytes: last.hash)
+        // Data-modifying WITH clauses run exactly once, to completion, whether or not the query reads them; they
+        // finish after the SELECT's row is sent, so their error (a unique violation, …) comes after it: the rows
+        // must be read for it to be thrown. Unread, the transaction would be aborted in silence and its COMMIT
+        // answered ROLLBACK, an append acknowledged and lost.
+        _ = try await connection.query(
             """
-            INSERT INTO events (position, stream, version, id, type, at, recorded_at, payload, hash)
-            SELECT * FROM unnest(\(positions)::bigint[], \(streams)::text[], \(versions)::bigint[], \(ids)::text[],
-                \(types)::text[], \(ats)::bigint[], \(recordedAts)::bigint[], \(payloads)::bytea[], \(hashes)::bytea[])
+            WITH inserted AS (
+                INSERT INTO events (position, stream, version, id, type, at, recorded_at, payload, hash)
+                SELECT * FROM unnest(\(positions)::bigint[], \(streams)::text[], \(versions)::bigint[], \(ids)::text[],
+                    \(types)::text[], \(ats)::bigint[], \(recordedAts)::bigint[], \(payloads)::bytea[], \(hashes)::bytea[])
+            ), head AS (
+                UPDATE log_head SET position = \(last.position), hash = \(lastHash)
+            )
+            SELECT pg_notify('ledger_events', \(String(last.position)))
+            """, logger: logger
+        ).collect()
+    }
+
+    /// In one statement (one round trip): the last version of each of `streams` (absent: none yet), each by its
+    /// own descent of the (stream, version) index, and the events already stored under `ids`. The version rows
+    /// are the ones without a position.
+    private func lookUp(streams: [String], ids: [String], on connection: PostgresConnection) async throws
+        -> (versions: [String: Int64], stored: [String: RecordedEvent])
+    {
+        let rows = try await connection.query(
+            """
+            SELECT NULL::bigint, s.stream, (SELECT max(version) FROM events WHERE events.stream = s.stream),
+                NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::bytea, NULL::bytea
+            FROM unnest(\(streams)::text[]) AS s(stream)
+            UNION ALL
+            SELECT position, stream, version, id, type, at, recorded_at, payload, hash FROM events
+            WHERE id = ANY(\(ids)::text[])
             """, logger: logger)
-    }
-
-    private func lastVersions(_ streams: [String], on connection: PostgresConnection) async throws -> [String: Int64] {
         var versions: [String: Int64] = [:]
-        let rows = try await connection.query(
-            "SELECT stream, max(version) FROM events WHERE stream = ANY(\(streams)) GROUP BY stream", logger: logger)
-        for try await (stream, version) in rows.decode((String, Int64).self) { versions[stream] = version }
-        return versions
-    }
-
-    private func events(ids: [String], on connection: PostgresConnection) async throws -> [String: RecordedEvent] {
-        let unique = Array(Set(ids))
-        let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: Self.columns + " WHERE id = ANY($1)", binds: try binds(unique)), logger: logger)
-        var found: [String: RecordedEvent] = [:]
-        for event in try await Self.decode(rows) { found[event.id] = event }
-        return found
+        var stored: [String: RecordedEvent] = [:]
+        for try await (position, stream, version, id, type, at, recordedAt, payload, hash) in rows.decode(
+            (Int64?, String, Int64?, String?, String?, Int64?, Int64?, ByteBuffer?, ByteBuffer?).self)
+        {
+            guard let position else {
+                if let version { versions[stream] = version }
+                continue
+            }
+            guard let version, let id, let type, let at, let recordedAt, let payload, let hash else {
+                throw StoreError(.schema, "\(location): event at position \(position) has a NULL column")
+            }
+            stored[id] = RecordedEvent(
+                position: position, stream: stream, version: version, id: id, type: type, at: at,
+                recordedAt: recordedAt, payload: Array(buffer: payload), hash: Array(buffer: hash))
+        }
+        return (versions, stored)
     }
 
     // MARK: Reading

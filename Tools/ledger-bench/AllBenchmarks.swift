@@ -10,12 +10,12 @@ import Foundation
 struct AllBenchmarks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "all",
-        abstract: "Every SPEC §8 figure beside its baseline: store, ledger, nightly, HTTP, APNs proxy and memory.",
+        abstract: "Every SPEC §8 figure beside its baseline: store, ledger, nightly, HTTP, APNs proxy, PostgreSQL and memory.",
         discussion: "Example: ledger-bench all --quick --directory /tmp")
 
     @Flag(help: "A tenth of the SPEC sizes (checks the harness; the figures are not the SPEC's).") var quick = false
     @Option(help: "Directory for the benchmark files.") var directory = NSTemporaryDirectory()
-    @Option(help: "Steps to skip, comma-separated: memory, store, ledger, nightly, http, apns.") var skip = ""
+    @Option(help: "Steps to skip, comma-separated: memory, store, ledger, nightly, http, apns, postgres.") var skip = ""
 
     func run() async throws {
         let scale = quick ? 10 : 1
@@ -44,6 +44,10 @@ struct AllBenchmarks: AsyncParsableCommand {
                 try await Self.run(
                     APNsProxyBenchmark.self,
                     ["--pushes", "\(5_000 / scale)", "--seconds", quick ? "2" : "10", "--directory", d])
+            }),
+            // On a throwaway cluster of its own (Tools/pg-cluster.sh), started and stopped by the step.
+            ("postgres", "PostgreSQL backend, batches of 100, beside plain PostgreSQL inserts of the raw JSON lines", {
+                try await Self.run(PostgresBenchmark.self, ["--events", "\(200_000 / scale)", "--batch", "100"])
             }),
         ]
         for step in steps where !skipped.contains(step.name) {

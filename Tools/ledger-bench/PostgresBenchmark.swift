@@ -1,0 +1,437 @@
+import ArgumentParser
+import Foundation
+import LedgerPostgres
+import LedgerStore
+import LedgerTesting
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// SPEC §8 "PostgreSQL backend, batches of 100 ≥ 0.5× a plain PostgreSQL insert of the raw JSON lines (same
+/// server, same run)": `PostgresEventLog.append` beside plain inserts of the same corpus's JSON lines, each on a
+/// database of its own on one server, durable (`synchronous_commit = on`), one transaction per batch.
+///
+/// The baseline is what a user without the ledger would write: one client connection, each batch one
+/// transaction of one `INSERT … SELECT * FROM unnest($1::text[])` (the same multi-row insert the log uses), into
+///   - `raw_events(position bigserial PRIMARY KEY, line text NOT NULL)`: the plain table of the lines, the SPEC's
+///     baseline (the faster one, so the stricter ratio);
+///   - the same with `stream text NOT NULL` and an index on it: the realistic user's table (reading one
+///     activity's events needs it); printed beside for its cost, not used for the target.
+/// Ours stores the same line as each event's payload, with the log's id, stream, version, type, times and chain
+/// hash, and its two unique indexes (id; stream + version).
+///
+/// Without `--url` it starts a throwaway cluster with Tools/pg-cluster.sh and stops it at the end (also on
+/// failure or Ctrl-C). With `--url` it creates its databases (`bench_<pid>_…`) on that server and drops them.
+struct PostgresBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "postgres",
+        abstract: "PostgreSQL backend appends in batches vs plain PostgreSQL inserts of the raw JSON lines.",
+        discussion: "Example: ledger-bench postgres --events 200000 (starts and stops a throwaway cluster)")
+
+    @Option(help: "A PostgreSQL URL (postgresql://user@host:port/db) whose server the bench creates and drops its databases on; without it a throwaway cluster is started with Tools/pg-cluster.sh.")
+    var url: String?
+    @Option(help: "Events in the corpus.") var events = 200_000
+    @Option(help: "Events per append batch (one durable transaction each).") var batch = 100
+    @Option(help: "Events per activity stream.") var perActivity = 25
+    @Option(help: "Corpus seed.") var seed: UInt64 = 2026
+
+    func run() async throws {
+        guard events >= 1 else { throw BenchFailure("--events must be at least 1, got \(events)") }
+        guard (1...10_000).contains(batch) else { throw BenchFailure("--batch must be 1…10000, got \(batch)") }
+        guard perActivity >= 1 else { throw BenchFailure("--per-activity must be at least 1, got \(perActivity)") }
+        if let url {
+            do { _ = try PostgresURL(url) } catch let error as StoreError {
+                throw BenchFailure("--url: " + error.message.replacingOccurrences(of: "--db: ", with: ""))
+            }
+            try await measure(on: url, note: "given by --url")
+        } else {
+            let cluster = try ThrowawayCluster.start()
+            do {
+                try await measure(on: cluster.url, note: "throwaway cluster in \(cluster.directory)")
+            } catch {
+                cluster.stop()
+                throw error
+            }
+            cluster.stop()
+        }
+    }
+
+    private func measure(on serverURL: String, note: String) async throws {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let server = try BenchServer(url: serverURL, logger: logger)
+        let corpus = CorpusGenerator(seed: seed, activities: max(1, events / perActivity), eventsPerActivity: perActivity)
+        var appendBatches: [AppendBatch] = []
+        var lineBatches: [[String]] = []
+        var streamBatches: [[String]] = []
+        var pending: [NewEvent] = []
+        var lineBytes = 0
+        for generated in corpus {
+            let line = generated.line
+            lineBytes += line.utf8.count
+            pending.append(NewEvent(
+                id: generated.id, stream: generated.stream, type: generated.type, at: generated.at,
+                recordedAt: generated.at + 40, payload: Array(line.utf8)))
+            if pending.count == batch {
+                appendBatches.append(AppendBatch(events: pending))
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        if !pending.isEmpty { appendBatches.append(AppendBatch(events: pending)) }
+        for appendBatch in appendBatches {
+            lineBatches.append(appendBatch.events.map { String(decoding: $0.payload, as: UTF8.self) })
+            streamBatches.append(appendBatch.events.map(\.stream))
+        }
+        let count = corpus.count
+        print("corpus: \(count) events, \(corpus.activities) activities, seed \(seed), batches of \(batch), payload = the JSON line (\(String(format: "%.1f", Double(lineBytes) / Double(count))) bytes on average)")
+
+        let tag = "bench_\(ProcessInfo.processInfo.processIdentifier)"
+        let names = ["raw", "raw_stream", "ours", "two"].map { "\(tag)_\($0)" }
+        do {
+            let settings = try await server.settings()
+            print("server: \(settings) (\(note))")
+            for name in names { try await server.recreate(name) }
+
+            // a. The baselines, one connection, a transaction per batch.
+            let plain = try await server.rawInserts(
+                database: names[0], lines: lineBatches, streams: nil)
+            let withStream = try await server.rawInserts(
+                database: names[1], lines: lineBatches, streams: streamBatches)
+
+            // b. Ours, one appender at a time.
+            try await server.checkpoint()
+            let ours = try await PostgresEventLog(url: server.url(names[2]), maximumConnections: 2, logger: logger)
+            var oursSamples: [Double] = []
+            oursSamples.reserveCapacity(appendBatches.count)
+            let oursSeconds: Double
+            do {
+                oursSeconds = try await Measure.seconds {
+                    for appendBatch in appendBatches {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        _ = try await ours.append(appendBatch)
+                        oursSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                    }
+                }
+                guard try await ours.lastPosition() == Int64(count) else {
+                    throw BenchFailure("benchmark self-check failed: the log does not end at position \(count)")
+                }
+            } catch {
+                await ours.close()
+                throw error
+            }
+            await ours.close()
+
+            // c. Two appenders, two pools (as two servers would have), on one database.
+            try await server.checkpoint()
+            let first = try await PostgresEventLog(url: server.url(names[3]), maximumConnections: 2, logger: logger)
+            let second = try await PostgresEventLog(url: server.url(names[3]), maximumConnections: 2, logger: logger)
+            var report = VerifyReport(ok: false, checked: 0, lastGood: Digest(position: 0, hash: []))
+            let twoSeconds: Double
+            let verifySeconds: Double
+            do {
+                twoSeconds = try await Measure.seconds {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for (index, log) in [first, second].enumerated() {
+                            let share = appendBatches.enumerated().filter { $0.offset % 2 == index }.map(\.element)
+                            group.addTask {
+                                for appendBatch in share { _ = try await log.append(appendBatch) }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                verifySeconds = try await Measure.seconds { report = try await first.verify(upTo: nil) }
+            } catch {
+                await first.close()
+                await second.close()
+                throw error
+            }
+            await first.close()
+            await second.close()
+            guard report.ok, report.checked == Int64(count) else {
+                throw BenchFailure(
+                    "verify after two appenders failed at position \(report.firstBadPosition ?? -1): \(report.reason ?? "checked \(report.checked) of \(count)")")
+            }
+
+            print("")
+            Self.row("plain INSERT of the lines (baseline a)", count, plain.seconds, baseline: plain.seconds,
+                     note: "raw_events(position bigserial PK, line text)")
+            Self.row("  same + stream column and index", count, withStream.seconds, baseline: plain.seconds,
+                     note: "a realistic user's table; not the target's baseline")
+            Self.row("PostgresEventLog.append ×\(batch) (b)", count, oursSeconds, baseline: plain.seconds,
+                     note: "SPEC target ≥ 0.5×")
+            Self.row("  beside the stream-indexed baseline", count, oursSeconds, baseline: withStream.seconds,
+                     note: "information")
+            let oursLatency = Self.percentiles(oursSamples)
+            let plainLatency = Self.percentiles(plain.samples)
+            print(String(
+                format: "%@ p50 %6.2f ms p99 %6.2f ms   baseline p50 %6.2f ms p99 %6.2f ms   (d; baseline a)",
+                Self.pad("  one batch of \(batch), latency") as NSString, oursLatency.p50, oursLatency.p99, plainLatency.p50,
+                plainLatency.p99))
+            Self.row("two appenders, two pools, one database (c)", count, twoSeconds, baseline: oursSeconds,
+                     note: "baseline: one appender (b)")
+            print(String(
+                format: "%@ ok, %lld events checked in %.2f s (%.0f /s)", Self.pad("  verify after two appenders") as NSString,
+                report.checked, verifySeconds, Double(report.checked) / verifySeconds))
+            let ratio = plain.seconds / oursSeconds
+            print(String(
+                format: "SPEC §8: PostgreSQL backend, batches of %d / plain PostgreSQL insert of the raw JSON lines = %.2fx (target ≥ 0.5x): %@",
+                batch, ratio, (ratio >= 0.5 ? "met" : "NOT met") as NSString))
+        } catch {
+            for name in names { try? await server.drop(name) }
+            throw error
+        }
+        for name in names { try await server.drop(name) }
+    }
+
+    static func row(_ name: String, _ count: Int, _ seconds: Double, baseline: Double, note: String) {
+        print(String(
+            format: "%@ %10.0f /s   baseline %10.0f /s   ratio %.2f   (%@)", Self.pad(name) as NSString,
+            Double(count) / seconds, Double(count) / baseline, baseline / seconds, note as NSString))
+    }
+
+    /// `%-46@` does not pad on Linux.
+    static func pad(_ name: String) -> String { name.padding(toLength: max(46, name.count), withPad: " ", startingAt: 0) }
+
+    static func percentiles(_ samples: [Double]) -> (p50: Double, p99: Double) {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return (0, 0) }
+        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
+    }
+}
+
+/// The server the bench measures on: databases of its own made and dropped through the URL's database.
+struct BenchServer: Sendable {
+    let base: PostgresURL
+    let logger: Logger
+
+    init(url: String, logger: Logger) throws {
+        base = try PostgresURL(url)
+        self.logger = logger
+    }
+
+    /// The URL of database `name` on the same server, as `PostgresEventLog` takes it.
+    func url(_ name: String) -> String {
+        var text = "postgresql://\(base.user.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? base.user)"
+        if let password = base.password {
+            text += ":" + (password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password)
+        }
+        let host = base.host.contains(":") ? "[\(base.host)]" : base.host
+        return text + "@\(host):\(base.port)/\(name)?sslmode=\(base.sslMode)"
+    }
+
+    func configuration(database: String) -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS
+        switch base.sslMode {
+        case "disable": tls = .disable
+        case "require": tls = .require(.makeClientConfiguration())
+        default: tls = .prefer(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: base.host, port: base.port, username: base.user, password: base.password, database: database,
+            tls: tls)
+        configuration.options.maximumConnections = 1
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+
+    /// Runs `body` with a client of one connection on `database` (the URL's own by default).
+    func withClient<T: Sendable>(
+        database: String? = nil, _ body: @Sendable (PostgresClient) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(
+            configuration: configuration(database: database ?? base.database), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    func settings() async throws -> String {
+        try await withClient { client in
+            var values: [String] = []
+            for name in ["server_version", "synchronous_commit", "fsync", "wal_sync_method", "shared_buffers"] {
+                let value = try await client.query(PostgresQuery(unsafeSQL: "SHOW \(name)")).collect().first?
+                    .decode(String.self) ?? "?"
+                values.append("\(name)=\(value)")
+            }
+            return "PostgreSQL " + values.joined(separator: ", ")
+        }
+    }
+
+    func recreate(_ name: String) async throws {
+        try await withClient { client in
+            _ = try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+            _ = try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        }
+    }
+
+    func drop(_ name: String) async throws {
+        try await withClient { client in
+            _ = try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+        }
+    }
+
+    /// Writes dirty pages out before a timed run, so that it does not pay for the previous run's.
+    func checkpoint() async throws {
+        try await withClient { client in _ = try await client.query("CHECKPOINT") }
+    }
+
+    /// The baseline: each batch of lines one transaction of one unnest insert, on one connection.
+    func rawInserts(database: String, lines: [[String]], streams: [[String]]?) async throws
+        -> (seconds: Double, samples: [Double])
+    {
+        try await checkpoint()
+        let logger = self.logger
+        return try await withClient(database: database) { client in
+            if streams == nil {
+                try await client.query(
+                    "CREATE TABLE raw_events (position bigserial PRIMARY KEY, line text NOT NULL)", logger: logger)
+            } else {
+                try await client.query(
+                    "CREATE TABLE raw_events (position bigserial PRIMARY KEY, stream text NOT NULL, line text NOT NULL)",
+                    logger: logger)
+                try await client.query("CREATE INDEX raw_events_by_stream ON raw_events (stream)", logger: logger)
+            }
+            try await client.query("SET synchronous_commit = on", logger: logger)
+            var samples: [Double] = []
+            samples.reserveCapacity(lines.count)
+            let seconds = try await Measure.seconds {
+                for (index, batch) in lines.enumerated() {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    try await client.withTransaction(logger: logger) { connection in
+                        if let streams {
+                            _ = try await connection.query(
+                                "INSERT INTO raw_events (stream, line) SELECT * FROM unnest(\(streams[index])::text[], \(batch)::text[])",
+                                logger: logger)
+                        } else {
+                            _ = try await connection.query(
+                                "INSERT INTO raw_events (line) SELECT * FROM unnest(\(batch)::text[])", logger: logger)
+                        }
+                    }
+                    samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                }
+            }
+            let stored = try await client.query("SELECT count(*) FROM raw_events", logger: logger).collect().first?
+                .decode(Int64.self) ?? 0
+            guard stored == Int64(lines.reduce(0) { $0 + $1.count }) else {
+                throw BenchFailure("benchmark self-check failed: raw_events holds \(stored) rows")
+            }
+            return (seconds, samples)
+        }
+    }
+}
+
+/// A cluster of Tools/pg-cluster.sh in a folder of our own, stopped (and its folder deleted) by `stop`, also
+/// on Ctrl-C or SIGTERM.
+final class ThrowawayCluster {
+    let script: String
+    let directory: String
+    let url: String
+    private let signals: [any DispatchSourceSignal]
+
+    private init(script: String, directory: String, url: String, signals: [any DispatchSourceSignal]) {
+        self.script = script
+        self.directory = directory
+        self.url = url
+        self.signals = signals
+    }
+
+    /// Tools/pg-cluster.sh in the current directory or one above it, else above the executable.
+    static func locateScript() -> String? {
+        let fileManager = FileManager.default
+        var starts = [URL(fileURLWithPath: fileManager.currentDirectoryPath)]
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        starts.append(executable.deletingLastPathComponent())
+        if let resolved = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            starts.append(resolved.deletingLastPathComponent())
+        }
+        for start in starts {
+            var folder = start.standardizedFileURL
+            while true {
+                let candidate = folder.appendingPathComponent("Tools/pg-cluster.sh").path
+                if fileManager.fileExists(atPath: candidate) { return candidate }
+                let parent = folder.deletingLastPathComponent()
+                if parent.path == folder.path { break }
+                folder = parent
+            }
+        }
+        return nil
+    }
+
+    static func start() throws -> ThrowawayCluster {
+        guard let script = locateScript() else {
+            throw BenchFailure(
+                "no --url, and no Tools/pg-cluster.sh above the current directory or the executable to start a cluster with")
+        }
+        let directory = NSTemporaryDirectory() + "ledger-bench-pg-\(ProcessInfo.processInfo.processIdentifier)"
+        guard !FileManager.default.fileExists(atPath: directory) else {
+            throw BenchFailure("\(directory) already exists; remove it or give --url")
+        }
+        let started = try Self.script(script, ["start", directory])
+        guard started.status == 0, let url = started.stdout.split(separator: "\n").last.map(String.init),
+            url.hasPrefix("postgresql://")
+        else {
+            let reason = started.stderr.split(separator: "\n").last.map(String.init) ?? "exit status \(started.status)"
+            if FileManager.default.fileExists(atPath: directory + "/.activity-ledger-cluster") {
+                _ = try? Self.script(script, ["stop", directory])
+            }
+            throw BenchFailure("\(script) start failed: \(reason)")
+        }
+        // Ctrl-C or a TERM stops the cluster before the process ends.
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                _ = try? Self.script(script, ["stop", directory])
+                exit(128 + number)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return ThrowawayCluster(script: script, directory: directory, url: url, signals: sources)
+    }
+
+    func stop() {
+        for source in signals { source.cancel() }
+        _ = try? Self.script(script, ["stop", directory])
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+
+    /// Runs the script to its end with its output in files. Not through Foundation's `Process`: it learns of a
+    /// child's exit from a socket the child inherits, which the server `start` leaves running inherits too, so
+    /// `waitUntilExit` would wait for the server. Here the child gets stdin, stdout and stderr and nothing else.
+    private static func script(_ script: String, _ arguments: [String]) throws -> CommandRunner.Result {
+        let folder = NSTemporaryDirectory() + "ledger-bench-pg-script-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, folder + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, folder + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Descriptors of ours without close-on-exec are closed before the script starts (Glibc's Swift module
+        // lacks posix_spawn_file_actions_addclosefrom_np).
+        let closeOthers = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done; exec /bin/bash "$0" "$@""#
+        let argv = ["/bin/bash", "-c", closeOthers, script] + arguments
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw BenchFailure("cannot start \(script): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        return CommandRunner.Result(
+            status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f),
+            stdout: (try? String(contentsOfFile: folder + "/out", encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "")
+    }
+}
