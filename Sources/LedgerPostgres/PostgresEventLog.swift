@@ -21,7 +21,10 @@ public final class PostgresEventLog: EventLog {
     /// Connects (the pool opens connections as they are needed, at most `maximumConnections`) and migrates, or
     /// with `readOnly` only checks that the database is a ledger this version reads (the reading commands never
     /// write, on PostgreSQL as on a file).
-    public init(url: String, maximumConnections: Int = 8, readOnly: Bool = false, logger: Logger) async throws {
+    public init(
+        url: String, maximumConnections: Int = 8, readOnly: Bool = false, optimisticAttempts: Int = 3, logger: Logger
+    ) async throws {
+        self.optimisticAttempts = max(0, optimisticAttempts)
         let parsed = try PostgresURL(url)
         location = parsed.redacted
         self.logger = logger
@@ -60,30 +63,60 @@ public final class PostgresEventLog: EventLog {
 
     // MARK: Appending
 
+    /// How many times an append tries without taking the head's lock first (``append(_:)``); 0 locks at once.
+    let optimisticAttempts: Int
+
+    /// Two statements, two round trips, when no other process appends at the same moment: one reads the head, the
+    /// batch's streams' last versions and its ids already stored, in one snapshot (`LookUp`); the other writes the
+    /// rows, moves the head and notifies, only if the head is still the one read, locking it for the check
+    /// (`Write`). If another append moved the head in between, nothing is written and the batch is planned again
+    /// from a new look. After `optimisticAttempts` such races (3 unless told) the append takes the head's lock before it looks, so
+    /// it always gets through. Either way the rules (expected versions, re-sent ids, the chain) are the ones of
+    /// `plan`, on a snapshot no append can have changed by the time the write succeeds.
     public func append(_ batch: AppendBatch) async throws -> AppendResult {
         try BatchWriter.validate(batch)
         guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
+        let look = LookUp(
+            streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
         return try await storage {
-            try await client.withTransaction(logger: logger) { connection in
-                try await self.append(batch, on: connection)
+            let optimistic = try await client.withConnection { connection -> AppendResult? in
+                for _ in 0..<self.optimisticAttempts {
+                    let snapshot = try await self.lookUp(look, on: connection)
+                    let (result, rows) = try self.plan(batch, snapshot)
+                    guard !rows.isEmpty else { return result }
+                    if try await self.write(rows, after: snapshot.head, on: connection) { return result }
+                }
+                return nil
+            }
+            if let optimistic { return optimistic }
+            return try await client.withTransaction(logger: logger) { connection in
+                _ = try await connection.query("SELECT position FROM log_head FOR UPDATE", logger: self.logger).collect()
+                // After the lock, in a statement of its own: a statement's snapshot is taken when it starts, so only
+                // a statement after the lock sees every append committed before it.
+                let snapshot = try await self.lookUp(look, on: connection)
+                let (result, rows) = try self.plan(batch, snapshot)
+                guard !rows.isEmpty else { return result }
+                guard try await self.write(rows, after: snapshot.head, on: connection) else {
+                    throw StoreError(.storage, "\(self.location): log_head moved while this append held its lock")
+                }
+                return result
             }
         }
     }
 
-    private func append(_ batch: AppendBatch, on connection: PostgresConnection) async throws -> AppendResult {
-        let head = try await connection.query(
-            "SELECT position, hash, namespaced_from FROM log_head FOR UPDATE", logger: logger
-        ).collect()
-        guard let headRow = head.first else { throw StoreError(.schema, "\(location): log_head has no row") }
-        var (position, previous, namespacedFrom) = try headRow.decode((Int64, ByteBuffer, Int64).self)
-        var lastHash = Array(buffer: previous)
-        // After the lock, in a statement of its own: a statement's snapshot is taken when it starts, so only a
-        // statement after the lock sees every append committed before it.
-        let lookedUp = try await lookUp(
-            streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))), on: connection)
-        var versions = lookedUp.versions
-        let stored = lookedUp.stored
+    /// What one look at the log found: the head, each stream's last version, the events stored under the ids.
+    struct Snapshot {
+        var head: Digest
+        var namespacedFrom: Int64
+        var versions: [String: Int64]
+        var stored: [String: RecordedEvent]
+    }
 
+    /// The batch's outcome and the rows to write after `snapshot` (none when every event is already stored), or
+    /// the conflict it meets: the same rules as the SQLite file's (`BatchWriter`).
+    private func plan(_ batch: AppendBatch, _ snapshot: Snapshot) throws -> (AppendResult, [RecordedEvent]) {
+        var versions = snapshot.versions
+        let stored = snapshot.stored
         for (stream, expected) in batch.expected.sorted(by: { $0.key < $1.key }) {
             guard let wanted = expected.version else { continue }
             let actual = versions[stream] ?? 0
@@ -91,17 +124,19 @@ public final class PostgresEventLog: EventLog {
             // A retried batch: every event already stored identically.
             if batch.events.allSatisfy({ event in stored[event.id].map { BatchWriter.sameContent($0, event) } ?? false }) {
                 let originals = batch.events.map { stored[$0.id]! }
-                return AppendResult(
+                let result = AppendResult(
                     positions: originals.map(\.position), duplicate: originals.map { _ in true },
                     versions: originals.map(\.version))
+                return (result, [])
             }
             throw StoreError.versionConflict(stream: stream, expected: expected, actual: actual)
         }
-
         var result = AppendResult(positions: [], duplicate: [], versions: [])
         var written: [String: RecordedEvent] = [:]
         var rows: [RecordedEvent] = []
         var hasher = ChainHasher()
+        var position = snapshot.head.position
+        var lastHash = snapshot.head.hash
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         for event in batch.events {
             if let existing = stored[event.id] ?? written[event.id] {
@@ -114,7 +149,7 @@ public final class PostgresEventLog: EventLog {
             var row = RecordedEvent(
                 position: position, stream: event.stream, version: version, id: event.id, type: event.type,
                 at: event.at, recordedAt: event.recordedAt ?? now, payload: event.payload, hash: [])
-            row.hash = hasher.hash(row, namespacedFrom: namespacedFrom, previous: lastHash)
+            row.hash = hasher.hash(row, namespacedFrom: snapshot.namespacedFrom, previous: lastHash)
             lastHash = row.hash
             written[event.id] = row
             rows.append(row)
@@ -122,76 +157,125 @@ public final class PostgresEventLog: EventLog {
             result.duplicate.append(false)
             result.versions.append(version)
         }
-        guard !rows.isEmpty else { return result }
-        try await write(rows, on: connection)
-        return result
+        return (result, rows)
     }
 
-    /// One statement (one round trip) for the whole batch: the rows, each column bound as an array and unnested;
-    /// the head moved to the last of them; the notification (sent by PostgreSQL at commit). A failure of any part
-    /// fails the statement and so the transaction.
-    private func write(_ rows: [RecordedEvent], on connection: PostgresConnection) async throws {
-        let positions = rows.map(\.position)
-        let streams = rows.map(\.stream)
-        let versions = rows.map(\.version)
-        let ids = rows.map(\.id)
-        let types = rows.map(\.type)
-        let ats = rows.map(\.at)
-        let recordedAts = rows.map(\.recordedAt)
-        let payloads = rows.map { ByteBuffer(bytes: $0.payload) }
-        let hashes = rows.map { ByteBuffer(bytes: $0.hash) }
-        let last = rows[rows.count - 1]
-        let lastHash = ByteBuffer(bytes: last.hash)
-        // Data-modifying WITH clauses run exactly once, to completion, whether or not the query reads them; they
-        // finish after the SELECT's row is sent, so their error (a unique violation, …) comes after it: the rows
-        // must be read for it to be thrown. Unread, the transaction would be aborted in silence and its COMMIT
-        // answered ROLLBACK, an append acknowledged and lost.
-        _ = try await connection.query(
-            """
-            WITH inserted AS (
+    /// Writes `rows` if the head is still `head`: true when written, false (nothing written) when another append
+    /// moved it.
+    private func write(_ rows: [RecordedEvent], after head: Digest, on connection: PostgresConnection) async throws -> Bool {
+        // Its rows are read, so that an error of a data-modifying part (raised after the SELECT's row is sent) is
+        // thrown here: unread, the statement would fail in silence.
+        var written = false
+        for try await (value, _) in try await connection.execute(Write(rows: rows, head: head), logger: logger) {
+            written = value
+        }
+        return written
+    }
+
+    /// One statement for the whole batch, prepared once per connection: the head locked if it is still the one
+    /// the batch was planned on; the rows, each column bound as an array and unnested; the head moved to the last
+    /// of them; the notification (sent by PostgreSQL at commit). Each part runs only when the head matched. In
+    /// READ COMMITTED a lock that had to wait re-reads the row it waited for, so a head another append moved
+    /// meanwhile no longer matches.
+    struct Write: PostgresPreparedStatement {
+        static let sql = """
+            WITH head AS (
+                SELECT position FROM log_head WHERE position = $10 AND hash = $11 FOR UPDATE
+            ), inserted AS (
                 INSERT INTO events (position, stream, version, id, type, at, recorded_at, payload, hash)
-                SELECT * FROM unnest(\(positions)::bigint[], \(streams)::text[], \(versions)::bigint[], \(ids)::text[],
-                    \(types)::text[], \(ats)::bigint[], \(recordedAts)::bigint[], \(payloads)::bytea[], \(hashes)::bytea[])
-            ), head AS (
-                UPDATE log_head SET position = \(last.position), hash = \(lastHash)
+                SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
+                    $7::bigint[], $8::bytea[], $9::bytea[])
+                WHERE EXISTS (SELECT 1 FROM head)
+            ), moved AS (
+                UPDATE log_head SET position = $12, hash = $13 WHERE EXISTS (SELECT 1 FROM head)
+            ), notified AS (
+                SELECT pg_notify('ledger_events', $12::text) FROM head
             )
-            SELECT pg_notify('ledger_events', \(String(last.position)))
-            """, logger: logger
-        ).collect()
+            SELECT EXISTS (SELECT 1 FROM head), (SELECT count(*) FROM notified)
+            """
+        typealias Row = (Bool, Int64)
+
+        var rows: [RecordedEvent]
+        var head: Digest
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 13)
+            try bindings.append(rows.map(\.position))
+            try bindings.append(rows.map(\.stream))
+            try bindings.append(rows.map(\.version))
+            try bindings.append(rows.map(\.id))
+            try bindings.append(rows.map(\.type))
+            try bindings.append(rows.map(\.at))
+            try bindings.append(rows.map(\.recordedAt))
+            try bindings.append(rows.map { ByteBuffer(bytes: $0.payload) })
+            try bindings.append(rows.map { ByteBuffer(bytes: $0.hash) })
+            try bindings.append(head.position)
+            try bindings.append(ByteBuffer(bytes: head.hash))
+            try bindings.append(rows[rows.count - 1].position)
+            try bindings.append(ByteBuffer(bytes: rows[rows.count - 1].hash))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// In one statement (one round trip): the last version of each of `streams` (absent: none yet), each by its
-    /// own descent of the (stream, version) index, and the events already stored under `ids`. The version rows
-    /// are the ones without a position.
-    private func lookUp(streams: [String], ids: [String], on connection: PostgresConnection) async throws
-        -> (versions: [String: Int64], stored: [String: RecordedEvent])
-    {
-        let rows = try await connection.query(
-            """
+    /// In one statement (one snapshot, one round trip, prepared once per connection): the head; the last version of
+    /// each stream (absent: none yet), each by its own descent of the (stream, version) index; and the events
+    /// already stored under the ids. The head's row has no stream; the version rows have no position.
+    struct LookUp: PostgresPreparedStatement {
+        static let sql = """
+            SELECT position, NULL::text, namespaced_from, NULL::text, NULL::text, NULL::bigint, NULL::bigint,
+                NULL::bytea, hash FROM log_head
+            UNION ALL
             SELECT NULL::bigint, s.stream, (SELECT max(version) FROM events WHERE events.stream = s.stream),
                 NULL::text, NULL::text, NULL::bigint, NULL::bigint, NULL::bytea, NULL::bytea
-            FROM unnest(\(streams)::text[]) AS s(stream)
+            FROM unnest($1::text[]) AS s(stream)
             UNION ALL
             SELECT position, stream, version, id, type, at, recorded_at, payload, hash FROM events
-            WHERE id = ANY(\(ids)::text[])
-            """, logger: logger)
-        var versions: [String: Int64] = [:]
-        var stored: [String: RecordedEvent] = [:]
-        for try await (position, stream, version, id, type, at, recordedAt, payload, hash) in rows.decode(
-            (Int64?, String, Int64?, String?, String?, Int64?, Int64?, ByteBuffer?, ByteBuffer?).self)
+            WHERE id = ANY($2::text[])
+            """
+        typealias Row = (Int64?, String?, Int64?, String?, String?, Int64?, Int64?, ByteBuffer?, ByteBuffer?)
+
+        var streams: [String]
+        var ids: [String]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            try bindings.append(streams)
+            try bindings.append(ids)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    private func lookUp(_ look: LookUp, on connection: PostgresConnection) async throws -> Snapshot {
+        var snapshot = Snapshot(head: Digest(position: -1, hash: []), namespacedFrom: 0, versions: [:], stored: [:])
+        for try await (position, stream, version, id, type, at, recordedAt, payload, hash)
+            in try await connection.execute(look, logger: logger)
         {
+            guard let stream else {
+                // The head: its position, namespaced_from (in the version column) and hash.
+                guard let position, let version, let hash else {
+                    throw StoreError(.schema, "\(location): log_head has a NULL column")
+                }
+                snapshot.head = Digest(position: position, hash: Array(buffer: hash))
+                snapshot.namespacedFrom = version
+                continue
+            }
             guard let position else {
-                if let version { versions[stream] = version }
+                if let version { snapshot.versions[stream] = version }
                 continue
             }
             guard let version, let id, let type, let at, let recordedAt, let payload, let hash else {
                 throw StoreError(.schema, "\(location): event at position \(position) has a NULL column")
             }
-            stored[id] = RecordedEvent(
+            snapshot.stored[id] = RecordedEvent(
                 position: position, stream: stream, version: version, id: id, type: type, at: at,
                 recordedAt: recordedAt, payload: Array(buffer: payload), hash: Array(buffer: hash))
         }
-        return (versions, stored)
+        guard snapshot.head.position >= 0 else { throw StoreError(.schema, "\(location): log_head has no row") }
+        return snapshot
     }
 
     // MARK: Reading

@@ -208,6 +208,43 @@ func newEvent(
 
 @Suite("PostgreSQL: one log for several processes", .enabled(if: Backend.all.contains(.postgres)))
 struct PostgresNotifyTests {
+    @Test("appends that look first and appends that lock first, racing on shared streams, make one gapless chain")
+    func optimisticAndLockingAppends() async throws {
+        try await Backend.postgres.withLog { log, location in
+            // 0: every append takes the head's lock before it looks; 1 and 3: appends look first and write only if
+            // the head has not moved, retrying (then locking) when another got there first.
+            var handles: [PostgresEventLog] = []
+            for attempts in [0, 0, 1, 3, 3] {
+                handles.append(try await PostgresEventLog(url: location.text, optimisticAttempts: attempts, logger: quiet))
+            }
+            let perHandle = 30
+            let positions = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for (index, handle) in handles.enumerated() {
+                    group.addTask {
+                        var positions: [Int64] = []
+                        for step in 0..<perHandle {
+                            let result = try await handle.append(AppendBatch(
+                                events: (0..<3).map { newEvent("activity:shared-\($0)", id: "h\(index)-\(step)-\($0)") }))
+                            positions += result.positions
+                        }
+                        return positions
+                    }
+                }
+                var all: [Int64] = []
+                for try await positions in group { all += positions }
+                return all
+            }
+            #expect(positions.sorted() == Array(1...Int64(handles.count * perHandle * 3)))
+            for stream in 0..<3 {
+                let versions = try await log.events(stream: "activity:shared-\(stream)", fromVersion: 1).map(\.version)
+                #expect(versions == Array(1...Int64(handles.count * perHandle)))
+            }
+            #expect(try await log.verify(upTo: nil).ok)
+            #expect(try await log.lastPosition() == Int64(handles.count * perHandle * 3))
+            for handle in handles { await handle.close() }
+        }
+    }
+
     @Test("a waiter on one connection pool wakes for another pool's append, at once, and times out without one")
     func waitForAppend() async throws {
         try await Backend.postgres.withLog { log, location in
