@@ -14,9 +14,9 @@ public enum PostgresSchema {
             -- as the SQLite file, so `digest` is the same on both for the same events.
             CREATE TABLE events (
                 position bigint PRIMARY KEY,            -- gapless from 1
-                stream text NOT NULL,                   -- app-qualified name (app, U+001F, name; bare in the app-less namespace)
+                stream text COLLATE "C" NOT NULL,       -- app-qualified name (app, U+001F, name; bare in the app-less namespace)
                 version bigint NOT NULL,                -- 1, 2, … per stream
-                id text NOT NULL UNIQUE,                -- app-qualified event id
+                id text COLLATE "C" NOT NULL UNIQUE,    -- app-qualified event id (byte order: no locale rules in its index)
                 type text NOT NULL,
                 at bigint NOT NULL,                     -- event time, Unix ms
                 recorded_at bigint NOT NULL,            -- Unix ms
