@@ -66,7 +66,40 @@ public struct PostgresURL: Sendable, Hashable {
         try await connection.close()
     }
 
-    func configuration(maximumConnections: Int) -> PostgresClient.Configuration {
+    /// The same server and credentials, another database.
+    public func with(database: String) -> PostgresURL {
+        var url = self
+        url.database = database
+        return url
+    }
+
+    /// The URL, password included (percent-encoded), as `PostgresEventLog` and `--db` take it.
+    public var text: String {
+        var text = "postgresql://" + (user.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? user)
+        if let password { text += ":" + (password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password) }
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return text + "@\(shownHost):\(port)/\(database.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? database)?sslmode=\(sslMode)"
+    }
+
+    /// Runs `body` with a client of its own (`maximumConnections`, one by default) on this URL, and closes the
+    /// client afterwards: for SQL of a test's or a bench's own (making and dropping databases, damaging a log).
+    public func withClient<T: Sendable>(
+        maximumConnections: Int = 1, logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(
+            configuration: configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// The pool's configuration for this URL (TLS as `sslmode` says).
+    public func configuration(maximumConnections: Int) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS
         switch sslMode {
         case "disable": tls = .disable

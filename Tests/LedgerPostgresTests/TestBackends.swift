@@ -99,20 +99,7 @@ struct TestDatabase: Sendable {
 
     /// Runs SQL of the test's own on `url` (to damage a log, or to look at it as psql would).
     static func admin<T: Sendable>(_ url: String, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        let parsed = try PostgresURL(url)
-        var configuration = PostgresClient.Configuration(
-            host: parsed.host, port: parsed.port, username: parsed.user, password: parsed.password,
-            database: parsed.database, tls: .disable)
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration, backgroundLogger: quiet)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await body(client)
-        }
+        try await PostgresURL(url).withClient(logger: quiet, body)
     }
 }
 

@@ -211,44 +211,13 @@ struct BenchServer: Sendable {
     }
 
     /// The URL of database `name` on the same server, as `PostgresEventLog` takes it.
-    func url(_ name: String) -> String {
-        var text = "postgresql://\(base.user.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? base.user)"
-        if let password = base.password {
-            text += ":" + (password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password)
-        }
-        let host = base.host.contains(":") ? "[\(base.host)]" : base.host
-        return text + "@\(host):\(base.port)/\(name)?sslmode=\(base.sslMode)"
-    }
-
-    func configuration(database: String) -> PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS
-        switch base.sslMode {
-        case "disable": tls = .disable
-        case "require": tls = .require(.makeClientConfiguration())
-        default: tls = .prefer(.makeClientConfiguration())
-        }
-        var configuration = PostgresClient.Configuration(
-            host: base.host, port: base.port, username: base.user, password: base.password, database: database,
-            tls: tls)
-        configuration.options.maximumConnections = 1
-        configuration.options.connectTimeout = .seconds(5)
-        return configuration
-    }
+    func url(_ name: String) -> String { base.with(database: name).text }
 
     /// Runs `body` with a client of one connection on `database` (the URL's own by default).
     func withClient<T: Sendable>(
         database: String? = nil, _ body: @Sendable (PostgresClient) async throws -> T
     ) async throws -> T {
-        let client = PostgresClient(
-            configuration: configuration(database: database ?? base.database), backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await body(client)
-        }
+        try await base.with(database: database ?? base.database).withClient(logger: logger, body)
     }
 
     func settings() async throws -> String {
