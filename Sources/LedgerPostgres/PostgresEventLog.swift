@@ -3,6 +3,7 @@ import LedgerStore
 import Logging
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// The event log in a PostgreSQL database (`Schemas/sql/postgresql/`): several processes on one database are one
 /// log. Each append is one transaction that first locks the one `log_head` row, so appends of every process take
@@ -66,6 +67,21 @@ public final class PostgresEventLog: EventLog {
     /// How many times an append tries without taking the head's lock first (``append(_:)``); 0 locks at once.
     let optimisticAttempts: Int
 
+    /// The log as this process's last write left it: the head, and the last version of each stream it looked up or
+    /// wrote since. Valid exactly while the head is unchanged, which the conditional write checks.
+    struct Tail {
+        var head: Digest
+        var namespacedFrom: Int64
+        var versions: [String: Int64]
+
+        /// Streams remembered at most; past it the tail starts over from the next look.
+        static let capacity = 16_384
+    }
+
+    private let tail = Mutex<Tail?>(nil)
+    /// Looks made so far (`LookUp` statements), for the tests of when an append can do without one.
+    package let looks = Atomic<Int>(0)
+
     /// Two statements, two round trips, when no other process appends at the same moment: one reads the head, the
     /// batch's streams' last versions and its ids already stored, in one snapshot (`LookUp`); the other writes the
     /// rows, moves the head and notifies, only if the head is still the one read, locking it for the check
@@ -80,6 +96,9 @@ public final class PostgresEventLog: EventLog {
             streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
         return try await storage {
             let optimistic = try await client.withConnection { connection -> AppendResult? in
+                if self.optimisticAttempts > 0, let written = try await self.appendAfterTail(batch, on: connection) {
+                    return written
+                }
                 for _ in 0..<self.optimisticAttempts {
                     let snapshot = try await self.lookUp(look, on: connection)
                     let (result, rows) = try self.plan(batch, snapshot)
@@ -169,7 +188,45 @@ public final class PostgresEventLog: EventLog {
         for try await (value, _) in try await connection.execute(Write(rows: rows, head: head), logger: logger) {
             written = value
         }
+        if written { remember(rows) }
         return written
+    }
+
+    /// One round trip when this process made the log's last append: the batch is planned on the tail that append
+    /// left (no look), and written only if the head is still that tail's. Nil — and the caller looks — when a stream
+    /// of the batch is not remembered, when the plan is anything but a write (a conflict or a re-sent batch must be
+    /// judged on a real look), when another process appended meanwhile (the head check), or when an id of the batch
+    /// was stored long ago (the unique id index refuses the write; nothing of it is written).
+    private func appendAfterTail(_ batch: AppendBatch, on connection: PostgresConnection) async throws -> AppendResult? {
+        guard let known = tail.withLock({ $0 }), batch.events.allSatisfy({ known.versions[$0.stream] != nil }) else {
+            return nil
+        }
+        let snapshot = Snapshot(head: known.head, namespacedFrom: known.namespacedFrom, versions: known.versions, stored: [:])
+        guard let (result, rows) = try? plan(batch, snapshot), !rows.isEmpty, !result.duplicate.contains(true) else {
+            return nil
+        }
+        do {
+            return try await write(rows, after: known.head, on: connection) ? result : nil
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            return nil  // a unique violation: an id of the batch is stored already
+        }
+    }
+
+    /// After a successful write: the tail it left. The tail it was planned on (a look's or the previous write's)
+    /// ends just before it, unless another append of this process went further meanwhile (then that one's tail is
+    /// kept) or the tail is older than that (then it is forgotten: other streams may have moved since).
+    private func remember(_ rows: [RecordedEvent]) {
+        guard let first = rows.first, let last = rows.last else { return }
+        tail.withLock { tail in
+            guard var known = tail else { return }
+            if known.head.position == first.position - 1 {
+                for row in rows { known.versions[row.stream] = row.version }
+                known.head = Digest(position: last.position, hash: last.hash)
+                tail = known.versions.count > Tail.capacity ? nil : known
+            } else if known.head.position < last.position {
+                tail = nil
+            }
+        }
     }
 
     /// One statement for the whole batch, prepared once per connection: the head locked if it is still the one
@@ -250,6 +307,7 @@ public final class PostgresEventLog: EventLog {
     }
 
     private func lookUp(_ look: LookUp, on connection: PostgresConnection) async throws -> Snapshot {
+        looks.add(1, ordering: .relaxed)
         var snapshot = Snapshot(head: Digest(position: -1, hash: []), namespacedFrom: 0, versions: [:], stored: [:])
         for try await (position, stream, version, id, type, at, recordedAt, payload, hash)
             in try await connection.execute(look, logger: logger)
@@ -275,6 +333,16 @@ public final class PostgresEventLog: EventLog {
                 recordedAt: recordedAt, payload: Array(buffer: payload), hash: Array(buffer: hash))
         }
         guard snapshot.head.position >= 0 else { throw StoreError(.schema, "\(location): log_head has no row") }
+        // A stream the look found none of is at version 0; the tail remembers the look.
+        var versions = snapshot.versions
+        for stream in look.streams where versions[stream] == nil { versions[stream] = 0 }
+        tail.withLock { tail in
+            if let known = tail, known.head == snapshot.head {
+                tail?.versions = known.versions.merging(versions) { _, looked in looked }
+            } else if tail.map({ $0.head.position < snapshot.head.position }) ?? true {
+                tail = Tail(head: snapshot.head, namespacedFrom: snapshot.namespacedFrom, versions: versions)
+            }
+        }
         return snapshot
     }
 

@@ -3,6 +3,7 @@ import LedgerPostgres
 import LedgerStore
 import Logging
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// SPEC §6: what the log guarantees, asserted once and run on every backend (`Backend.all`).
@@ -242,6 +243,42 @@ struct PostgresNotifyTests {
             #expect(try await log.verify(upTo: nil).ok)
             #expect(try await log.lastPosition() == Int64(handles.count * perHandle * 3))
             for handle in handles { await handle.close() }
+        }
+    }
+
+    @Test("after its own append a process appends in one statement; another process's append or an old id makes it look again")
+    func appendsAfterItsOwnTail() async throws {
+        try await Backend.postgres.withLog { log, location in
+            let postgres = try #require(log as? PostgresEventLog)
+            let looks = { postgres.looks.load(ordering: .relaxed) }
+            _ = try await postgres.append(AppendBatch(events: [newEvent("activity:A", id: "a0"), newEvent("activity:B", id: "b0")]))
+            #expect(looks() == 1)
+            // Its own tail: no look, however many appends, with right positions and versions.
+            for step in 1...10 {
+                let result = try await postgres.append(AppendBatch(events: [newEvent("activity:A", id: "a\(step)")]))
+                #expect(result.positions == [Int64(step + 2)] && result.versions == [Int64(step + 1)])
+            }
+            #expect(looks() == 1)
+            // An id stored long ago: the write is refused by the unique id index, then the look finds it.
+            let resent = try await postgres.append(AppendBatch(events: [newEvent("activity:A", id: "a0"), newEvent("activity:A", id: "a11")]))
+            #expect(resent.positions == [1, 13] && resent.duplicate == [true, false])
+            #expect(looks() == 2)
+            // A conflict is judged on a look, never on the tail alone.
+            await #expect(throws: StoreError.self) {
+                try await postgres.append(AppendBatch(events: [newEvent("activity:A", id: "x")], expected: ["activity:A": .exact(3)]))
+            }
+            #expect(looks() == 3)
+            // Another process appends: the head check fails, this one looks, and the chain stays whole.
+            let other = try await Backend.postgres.open(location)
+            _ = try await other.append(AppendBatch(events: [newEvent("activity:A", id: "other")]))
+            let after = try await postgres.append(AppendBatch(events: [newEvent("activity:A", id: "a12")]))
+            #expect(after.positions == [15] && after.versions == [14])
+            #expect(looks() == 4)
+            // A stream it never saw needs a look too.
+            _ = try await postgres.append(AppendBatch(events: [newEvent("activity:C", id: "c0")]))
+            #expect(looks() == 5)
+            #expect(try await log.verify(upTo: nil).ok)
+            await close(other)
         }
     }
 
