@@ -15,7 +15,7 @@ import Testing
 struct ProcessKillTests {
     static let enabled = ProcessInfo.processInfo.environment["LEDGER_SKIP_POSTGRES"] != "1"
     static let batchSize = 10
-    static let survivorBatches = 150
+    static let survivorBatches = 400
 
     @Test("a writer killed mid-load leaves a gapless, verifiable log with every acknowledged batch whole", .enabled(if: enabled))
     func killOneOfThree() async throws {
@@ -25,15 +25,20 @@ struct ProcessKillTests {
         let log = try await PostgresEventLog(url: database.url, logger: quiet)
         var writers: [WriterProcess] = []
         do {
-            // The victim is given far more batches than it can write before the kill.
-            writers = try [
-                WriterProcess(bench.executable, url: database.url, name: "victim", batches: 100_000, batchSize: Self.batchSize),
-                WriterProcess(bench.executable, url: database.url, name: "alpha", batches: Self.survivorBatches, batchSize: Self.batchSize),
-                WriterProcess(bench.executable, url: database.url, name: "beta", batches: Self.survivorBatches, batchSize: Self.batchSize),
-            ]
+            // The victim is given far more batches than it can write before the kill. It starts first; the others
+            // start once it is writing, and the kill comes once they are writing too, so that all three are under
+            // way at the kill however quickly the others would finish (an append after a process's own takes one
+            // round trip: 150 batches can be over in well under a second).
+            writers = [try WriterProcess(
+                bench.executable, url: database.url, name: "victim", batches: 100_000, batchSize: Self.batchSize)]
             let victim = writers[0]
             try await victim.waitForAcknowledgements(5, timeout: .seconds(60))
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...150)))
+            for name in ["alpha", "beta"] {
+                writers.append(try WriterProcess(
+                    bench.executable, url: database.url, name: name, batches: Self.survivorBatches, batchSize: Self.batchSize))
+            }
+            for writer in writers[1...] { try await writer.waitForAcknowledgements(3, timeout: .seconds(60)) }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...20)))
             let othersRunning = writers[1...].allSatisfy(\.process.isRunning)
             kill(victim.process.processIdentifier, SIGKILL)
             for writer in writers { try await writer.waitForExit(timeout: .seconds(120)) }
