@@ -93,6 +93,29 @@ struct CopyCommandTests {
         }
     }
 
+    @Test("an event written into the database by hand that no door would take is refused by copy, which leaves no file")
+    func copyValidates() async throws {
+        let database = try await TestDatabase.create()
+        defer { Task { try? await database.drop() } }
+        let directory = TemporaryDirectory(prefix: "copy-validate")
+        let corpus = directory.file("corpus.jsonl")
+        try (CorpusGenerator(seed: 9, activities: 5, eventsPerActivity: 6).lines().joined(separator: "\n") + "\n")
+            .write(toFile: corpus, atomically: true, encoding: .utf8)
+        let file = directory.file("ledger.sqlite")
+        try expectSuccess(cli.run(["import", corpus, "--db", file]))
+        try expectSuccess(cli.run(["copy", "--from", file, "--to", database.url]))
+        // A row appended behind the ledger's back, through the log alone: its chain is valid, its payload is not an event.
+        let log = try await PostgresEventLog(url: database.url, logger: quiet)
+        _ = try await log.append(AppendBatch(events: [NewEvent(
+            id: "forged", stream: "activity:X", type: "update", at: 1_000, recordedAt: 2_000, payload: Array(#"{"not":"an event"}"#.utf8))]))
+        await log.close()
+        let restored = directory.file("restored.sqlite")
+        let refused = try cli.run(["copy", "--from", database.url, "--to", restored])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("--from") && refused.stderr.contains("position 31"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: restored))
+    }
+
     @Test("bad URLs, an unreachable server, a foreign database and a non-empty destination are refused in one line")
     func refusals() async throws {
         let database = try await TestDatabase.create()

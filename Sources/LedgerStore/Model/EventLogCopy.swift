@@ -14,11 +14,13 @@ public enum EventLogCopy {
     /// Events per append (one transaction each on the destination).
     public static let chunk = 2048
 
-    /// Copies `source` into `destination`, which must hold no event. `progress` gets (events copied, to copy).
+    /// Copies `source` into `destination`, which must hold no event; `validate` throws for an event the copy must
+    /// refuse (the CLI passes the one event validator), and the copy stops before writing its page. `progress` gets (events copied, to copy).
     /// Throws `invalidEvent` when the destination is not empty, and `storage` when the copy's chain does not
     /// reach the source's digest (which cannot happen unless one of the two changed underneath).
     public static func copy(
         from source: any EventLog, to destination: any EventLog,
+        validate: (RecordedEvent) throws -> Void = { _ in },
         progress: (@Sendable (Int64, Int64) -> Void)? = nil
     ) async throws -> Report {
         let existing = try await destination.lastPosition()
@@ -38,6 +40,9 @@ public enum EventLogCopy {
             guard page.first?.position == copied + 1, last.position == copied + Int64(page.count) else {
                 throw StoreError(.storage, "\(source.location): position \(copied + 1) is missing (verify it)")
             }
+            // Every event goes through the caller's validator before its page is written: a source database
+            // someone wrote into by hand cannot carry an event no door would take into the copy.
+            for event in page { try validate(event) }
             let result = try await destination.append(AppendBatch(events: page.map { event in
                 NewEvent(
                     id: event.id, stream: event.stream, type: event.type, at: event.at, recordedAt: event.recordedAt,

@@ -53,8 +53,28 @@ struct Copy: AsyncParsableCommand {
                             .badInput, "--to \(into.location) already holds \(held) events: copy needs an empty ledger",
                             field: "to")
                     }
-                    return try await EventLogCopy.copy(from: from, to: into) { done, total in
-                        progress.update(done, of: total)
+                    do {
+                        // The one event validator (the codec every door decodes with), in the event's own app.
+                        return try await EventLogCopy.copy(from: from, to: into, validate: { event in
+                            do {
+                                _ = try Ledger.exportLine(event, app: Namespaced.app(event.stream))
+                            } catch let error as LedgerError {
+                                throw LedgerError(
+                                    .badInput, "--from: position \(event.position) is not an event any door takes: \(error.message)",
+                                    field: "from")
+                            }
+                        }) { done, total in progress.update(done, of: total) }
+                    } catch {
+                        // A new file the copy made is removed, so a refused copy leaves nothing behind; a database
+                        // keeps the events before the refused one (say so).
+                        if case .sqlite(let path) = destination {
+                            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                        } else if let refusal = error as? LedgerError, refusal.code == .badInput {
+                            throw LedgerError(
+                                .badInput, refusal.message + " (\(into.location) keeps the events copied before it: drop them before copying again)",
+                                field: "from")
+                        }
+                        throw error
                     }
                 }
             }
