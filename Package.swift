@@ -62,8 +62,10 @@ let package = Package(
             name: "Ledger",
             dependencies: [
                 "LedgerStore",
+                "LedgerPostgres",
                 "ActivityModel",
                 "Formats",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -54,15 +54,26 @@ final class ActivityProjector: InlineProjector {
     }
 
     func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
+        try apply(events, inputs: inputs, to: SQLiteProjectionRows(db: db, tables: tables))
+    }
+
+    /// Applies `events` (with what their appender attached, `inputs`, parallel to them; none for events read back
+    /// from the log) to `rows`, and saves the position of the last.
+    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput] = [], to rows: some ProjectionRows) throws {
         guard let last = events.last else { return }
-        var batch = ProjectionBatch(db: db, tables: tables)
+        var projected: [(ProjectionEvent, Int64)] = []
+        projected.reserveCapacity(events.count)
         for index in events.indices {
             let handed = index < inputs.count ? inputs[index].value as? Handed : nil
             guard let event = handed?.event ?? decoded(events[index]) else { continue }
-            try batch.apply(event, position: events[index].position)
+            projected.append((event, events[index].position))
         }
+        var batch = ProjectionBatch(rows)
+        try batch.prepare(projected.map(\.0))
+        for (event, position) in projected { try batch.apply(event, position: position) }
         try batch.flush()
-        try Self.savePosition(last.position, tables: tables, db: db)
+        var store = batch.store
+        try store.savePosition(last.position)
     }
 
     /// A stored event that came without its decoded form, decoded from its payload.
@@ -77,12 +88,6 @@ final class ActivityProjector: InlineProjector {
             ])
             return nil
         }
-    }
-
-    /// Saves the position up to which `tables` hold the projection (in the transaction that wrote the rows).
-    static func savePosition(_ position: Int64, tables: ProjectionTables, db: Database) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)")
-            .execute(arguments: [name, position])
     }
 
     /// A stored event as its app sees it: id and stream without the app qualifier (`Namespaced`).

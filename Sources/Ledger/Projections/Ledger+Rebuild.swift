@@ -21,7 +21,7 @@ extension Ledger {
         let (events, activities, undecodable) = try await store.pool.write { db -> (Int64, Int64, Int64) in
             for table in ProjectionTables.live.names { try db.execute(sql: "DELETE FROM \(table)") }
             let last = try store.lastPosition(in: db)
-            var batch = ProjectionBatch(db: db, tables: .live, startsEmpty: true)
+            var batch = ProjectionBatch(SQLiteProjectionRows(db: db), startsEmpty: true)
             var count: Int64 = 0
             var position: Int64 = 0
             var undecodable: Int64 = 0
@@ -52,7 +52,7 @@ extension Ledger {
                 return true
             }
             try batch.flush()
-            if count > 0 { try ActivityProjector.savePosition(position, tables: .live, db: db) }
+            if count > 0 { try SQLiteProjectionRows(db: db).savePosition(position) }
             progress?(count, last)
             let activities = try Int64.fetchOne(db, sql: "SELECT count(*) FROM activities") ?? 0
             return (count, activities, undecodable)

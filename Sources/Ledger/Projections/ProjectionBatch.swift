@@ -1,26 +1,27 @@
 import ActivityModel
 import Foundation
-import GRDB
 import LedgerStore
 
 /// Applies events to the projection tables: one append's (inline), or a whole log's (`rebuild`, which writes
 /// rows out now and then). Activity rows are read once, changed in memory and written back at `flush`, which
 /// keeps the per-event cost of a busy activity low.
-struct ProjectionBatch {
-    let db: Database
-    let tables: ProjectionTables
+struct ProjectionBatch<Store: ProjectionRows> {
+    /// The tables' rows.
+    private(set) var store: Store
     private var rows: [String: ActivitySummary] = [:]
     /// Hash values of the activities written so far, when the table started empty; a collision costs a read.
     private var written: Set<Int>?
-    private var selectSummary: Statement?
-    private var insertSummary: Statement?
 
     /// With `startsEmpty` (a rebuild), the activities table held no row when the batch began, so an activity
     /// it has not written yet needs no read.
-    init(db: Database, tables: ProjectionTables, startsEmpty: Bool = false) {
-        self.db = db
-        self.tables = tables
+    init(_ store: Store, startsEmpty: Bool = false) {
+        self.store = store
         if startsEmpty { written = [] }
+    }
+
+    /// Tells the store which events follow (`ProjectionRows.prepare`).
+    mutating func prepare(_ events: [ProjectionEvent]) throws {
+        try store.prepare(events)
     }
 
     /// Activity rows held in memory, to be written by `flush`.
@@ -37,12 +38,7 @@ struct ProjectionBatch {
             try applyToChannel(event, channel: event.stream.id, at: at)
         case .installation:
             if case .startToken(let token) = event.body {
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO \(tables.startTokens) (installation, token, at) VALUES (?, ?, ?)
-                        ON CONFLICT (installation, token) DO UPDATE SET at = min(at, excluded.at)
-                        """
-                ).execute(arguments: [event.stream.id, token, at])
+                try store.addStartToken(installation: event.stream.id, token: token, at: at)
             }
         }
     }
@@ -55,12 +51,7 @@ struct ProjectionBatch {
                 try addMember(channel: channel, activity: id, since: at)
             }
         case .token(let token):
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
-                    ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
-                    """
-            ).execute(arguments: [token, id, at])
+            try store.addToken(token, activity: id, at: at)
         case .push(let push):
             try recordDeath(push, at: at)
         default:
@@ -118,28 +109,17 @@ struct ProjectionBatch {
     }
 
     /// A 410 kills its token from the APNs timestamp (or the push's own time).
-    private func recordDeath(_ push: ProjectionEvent.Push, at: Int64) throws {
+    private mutating func recordDeath(_ push: ProjectionEvent.Push, at: Int64) throws {
         guard push.status == 410, let token = push.token else { return }
-        let from = push.apnsTimestamp ?? at
-        try db.cachedStatement(
-            sql: "UPDATE \(tables.tokens) SET dead_at = min(coalesce(dead_at, ?), ?) WHERE token = ?"
-        ).execute(arguments: [from, from, token])
+        try store.killToken(token, from: push.apnsTimestamp ?? at)
     }
 
-    private func addMember(channel: String, activity: String, since: Int64) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO \(tables.channelMembers) (channel, activity, since) VALUES (?, ?, ?)
-                ON CONFLICT (channel, activity) DO UPDATE SET since = min(since, excluded.since)
-                """
-        ).execute(arguments: [channel, activity, since])
+    private mutating func addMember(channel: String, activity: String, since: Int64) throws {
+        try store.addMember(channel: channel, activity: activity, since: since)
     }
 
-    private func members(of channel: String, at: Int64) throws -> [String] {
-        try String.fetchAll(
-            db.cachedStatement(sql: "SELECT activity FROM \(tables.channelMembers) WHERE channel = ? AND since <= ?"),
-            arguments: [channel, at]
-        )
+    private mutating func members(of channel: String, at: Int64) throws -> [String] {
+        try store.members(of: channel, at: at)
     }
 
     /// Changes an activity's row in place, reading it first if it is not held yet. Keeps `heldBytes`: the
@@ -165,16 +145,14 @@ struct ProjectionBatch {
     /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
     private mutating func readSummary(_ id: String) throws -> ActivitySummary? {
         if let written, !written.contains(id.hashValue) { return nil }
-        if selectSummary == nil { selectSummary = try SummaryRow.selectStatement(db, table: tables.activities) }
-        return try SummaryRow.fetch(selectSummary!, activity: id, db: db)
+        return try store.summary(id)
     }
 
     mutating func flush() throws {
         guard !rows.isEmpty else { return }
-        if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
-        for row in rows.values {
-            try SummaryRow.write(row, insertSummary!, db: db)
-            written?.insert(row.activity.hashValue)
+        try store.write(rows.values)
+        if written != nil {
+            for id in rows.keys { written!.insert(id.hashValue) }
         }
         rows.removeAll(keepingCapacity: true)
         heldBytes = 0

@@ -1,0 +1,99 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+
+/// The projection tables as `ProjectionBatch` reads and writes them: the rules live in the batch, the row I/O here,
+/// once per backend (`SQLiteProjectionRows`; `PostgresProjectionRows` for a ledger on PostgreSQL). Called inside
+/// the transaction of the append (or rebuild) that the rows follow from.
+protocol ProjectionRows {
+    /// Called once with every event of a batch before any is applied (a backend may read the rows they touch in
+    /// one go; SQLite reads them as asked).
+    mutating func prepare(_ events: [ProjectionEvent]) throws
+    /// A push-to-start token of an installation (key), first seen at `at` (the earliest `at` is kept).
+    mutating func addStartToken(installation: String, token: String, at: Int64) throws
+    /// A token of an activity (key), first seen at `at` (the earliest is kept).
+    mutating func addToken(_ token: String, activity: String, at: Int64) throws
+    /// A stored token is dead from `from` (the earliest death is kept); a token not stored yet is left alone.
+    mutating func killToken(_ token: String, from: Int64) throws
+    /// An activity subscribed to a channel from `since` (the earliest is kept).
+    mutating func addMember(channel: String, activity: String, since: Int64) throws
+    /// The activities subscribed to `channel` at `at` (any order).
+    mutating func members(of channel: String, at: Int64) throws -> [String]
+    /// The stored row of an activity.
+    mutating func summary(_ activity: String) throws -> ActivitySummary?
+    /// Inserts or replaces rows.
+    mutating func write(_ rows: some Sequence<ActivitySummary>) throws
+    /// The position up to which the rows hold the projection.
+    mutating func savePosition(_ position: Int64) throws
+}
+
+/// The projection's rows in the ledger file, through cached statements (the append hot path).
+struct SQLiteProjectionRows: ProjectionRows {
+    let db: Database
+    let tables: ProjectionTables
+    private var selectSummary: Statement?
+    private var insertSummary: Statement?
+
+    init(db: Database, tables: ProjectionTables = .live) {
+        self.db = db
+        self.tables = tables
+    }
+
+    func prepare(_ events: [ProjectionEvent]) {}
+
+    func addStartToken(installation: String, token: String, at: Int64) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO \(tables.startTokens) (installation, token, at) VALUES (?, ?, ?)
+                ON CONFLICT (installation, token) DO UPDATE SET at = min(at, excluded.at)
+                """
+        ).execute(arguments: [installation, token, at])
+    }
+
+    func addToken(_ token: String, activity: String, at: Int64) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO \(tables.tokens) (token, activity, first_at) VALUES (?, ?, ?)
+                ON CONFLICT (token) DO UPDATE SET first_at = min(first_at, excluded.first_at)
+                """
+        ).execute(arguments: [token, activity, at])
+    }
+
+    func killToken(_ token: String, from: Int64) throws {
+        try db.cachedStatement(
+            sql: "UPDATE \(tables.tokens) SET dead_at = min(coalesce(dead_at, ?), ?) WHERE token = ?"
+        ).execute(arguments: [from, from, token])
+    }
+
+    func addMember(channel: String, activity: String, since: Int64) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO \(tables.channelMembers) (channel, activity, since) VALUES (?, ?, ?)
+                ON CONFLICT (channel, activity) DO UPDATE SET since = min(since, excluded.since)
+                """
+        ).execute(arguments: [channel, activity, since])
+    }
+
+    func members(of channel: String, at: Int64) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT activity FROM \(tables.channelMembers) WHERE channel = ? AND since <= ?"),
+            arguments: [channel, at]
+        )
+    }
+
+    mutating func summary(_ activity: String) throws -> ActivitySummary? {
+        if selectSummary == nil { selectSummary = try SummaryRow.selectStatement(db, table: tables.activities) }
+        return try SummaryRow.fetch(selectSummary!, activity: activity, db: db)
+    }
+
+    mutating func write(_ rows: some Sequence<ActivitySummary>) throws {
+        if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
+        for row in rows { try SummaryRow.write(row, insertSummary!, db: db) }
+    }
+
+    func savePosition(_ position: Int64) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(tables.positions) (name, position) VALUES (?, ?)")
+            .execute(arguments: [ActivityProjector.name, position])
+    }
+}

@@ -1,0 +1,98 @@
+import ActivityModel
+import Foundation
+import GRDB
+import LedgerStore
+
+/// A read transaction of the ledger file, as the queries read it.
+struct SQLiteSnapshot: LedgerSnapshot {
+    let store: EventStore
+    let db: Database
+
+    func lastPosition() throws -> Int64 { try store.lastPosition(in: db) }
+
+    func event(id: String) throws -> RecordedEvent? { try store.event(in: db, id: id) }
+
+    func events(stream: String, atMost: Int64) throws -> [RecordedEvent] {
+        try store.events(in: db, stream: stream, atMost: atMost)
+    }
+
+    func events(stream: String, hashes: Bool) throws -> [RecordedEvent] {
+        try store.events(in: db, stream: stream, hashes: hashes)
+    }
+
+    func forEachEvent(after position: Int64, _ body: (RecordedEvent) throws -> Bool) throws {
+        try store.forEachEvent(in: db, after: position, body)
+    }
+
+    func digest() throws -> Digest { try store.digest(in: db) }
+
+    func verify(upTo digest: Digest?, progress: (@Sendable (Int64, Int64) -> Void)?) throws -> VerifyReport {
+        try store.verify(in: db, upTo: digest, progress: progress)
+    }
+
+    func channels(following activity: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT channel FROM channel_members WHERE activity = ? ORDER BY channel"),
+            arguments: [activity])
+    }
+
+    func members(of channel: String, after: String?, limit: Int?) throws -> [String] {
+        guard let limit else {
+            return try String.fetchAll(
+                db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity", arguments: [channel])
+        }
+        return try String.fetchAll(
+            db, sql: "SELECT activity FROM channel_members WHERE channel = ? AND activity > ? ORDER BY activity LIMIT ?",
+            arguments: [channel, after ?? "", limit])
+    }
+
+    func memberCount(of channel: String) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM channel_members WHERE channel = ?", arguments: [channel]) ?? 0
+    }
+
+    func activity(withToken token: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT activity FROM tokens WHERE token = ?", arguments: [token])
+    }
+
+    func activities(ofInstallation installation: String) throws -> [String] {
+        try String.fetchAll(
+            db, sql: "SELECT activity FROM activities WHERE installation = ? ORDER BY activity", arguments: [installation])
+    }
+
+    func candidates(_ query: ActivityCandidates) throws -> [String] {
+        let sql = query.sql(.sqlite)
+        return try String.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql))
+    }
+
+    func nightlyRows(after: String, app: String?, limit: Int) throws -> [NightlyScan.ActivityRow] {
+        let sql = NightlyRowsQuery.sql(after: after, app: app, limit: limit, .sqlite)
+        let cursor = try Row.fetchCursor(db, sql: sql.text, arguments: Self.arguments(sql))
+        var rows: [NightlyScan.ActivityRow] = []
+        rows.reserveCapacity(limit)
+        while let row = try cursor.next() {
+            let channel: Bool? = row[9]
+            rows.append(
+                NightlyScan.ActivityRow(
+                    activity: row[0], requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
+                    facts: NightlyFacts(
+                        startAt: row[4], factsAt: row[5], intendedHash: row[6], requests: row[7], doubts: row[8],
+                        channel: channel ?? true)))
+        }
+        return rows
+    }
+
+    func runReport(_ key: String) throws -> String? {
+        // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
+        guard try db.tableExists("reconcile_runs") else { return nil }
+        return try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [key])
+    }
+
+    static func arguments(_ sql: PortableSQL) -> StatementArguments {
+        StatementArguments(sql.arguments.map { argument -> any DatabaseValueConvertible in
+            switch argument {
+            case .text(let text): text
+            case .int(let value): value
+            }
+        })
+    }
+}
