@@ -46,11 +46,12 @@ test: unit-tests fuzz-ci web-tests
 # 2-core machine), which the storage suites' blocking SQLite work would otherwise hold for tens of seconds.
 # The storage suites run beside a throwaway PostgreSQL cluster (Tools/pg-cluster.sh: installs postgresql-15 when
 # missing, initdb in a temporary folder as the postgres user, a free loopback port, stopped afterwards, also on
-# failure), whose URL the PostgreSQL half of the conformance suite reads from LEDGER_TEST_POSTGRES.
+# failure), whose URL the PostgreSQL half of the suites (and the several-servers test) reads from
+# LEDGER_TEST_POSTGRES.
 unit-tests: deps
 	$(SWIFT) build --build-tests
 	bash Tools/pg-cluster.sh run $(SWIFT) test --skip-build --skip LedgerServerTests
-	$(SWIFT) test --skip-build --filter LedgerServerTests
+	bash Tools/pg-cluster.sh run $(SWIFT) test --skip-build --filter LedgerServerTests
 
 # schemathesis against a live server from Schemas/openapi.yaml, bounded in time, on a new random seed.
 fuzz-api: deps

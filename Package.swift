@@ -81,6 +81,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -132,7 +133,8 @@ let package = Package(
         .target(
             name: "LedgerTesting",
             dependencies: [
-                "Ledger", "LedgerStore", "ActivityModel", "Formats",
+                "Ledger", "LedgerStore", "LedgerPostgres", "ActivityModel", "Formats",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -196,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "LedgerTests",
             dependencies: [
-                "Ledger", "LedgerStore", "ActivityModel", "LedgerTesting",
+                "Ledger", "LedgerStore", "LedgerPostgres", "ActivityModel", "LedgerTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -204,7 +206,7 @@ let package = Package(
         .testTarget(
             name: "LedgerPostgresTests",
             dependencies: [
-                "LedgerPostgres", "LedgerStore", "LedgerTesting",
+                "Ledger", "LedgerPostgres", "LedgerStore", "LedgerTesting", "ActivityModel",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,18 +1,111 @@
 import ActivityModel
 import Foundation
 import GRDB
+import LedgerPostgres
 import LedgerStore
 import Logging
 
-/// The application: one ledger file with its log (LedgerStore), the domain rules (ActivityModel) and the
-/// projections that join them. Appends validate with the domain types and update the projections in the same
-/// transaction; queries answer from the log by folding one activity's events.
+/// The application: one ledger with its log (LedgerStore), the domain rules (ActivityModel) and the projections
+/// that join them. Appends validate with the domain types and update the projections in the same transaction;
+/// queries answer from the log by folding one activity's events.
+///
+/// The ledger lives in an SQLite file (the default) or a PostgreSQL database (``open(_:configuration:logger:)``
+/// with a `postgresql://` URL, `PostgresLedger`). Every query is written once, against `LedgerSnapshot`.
 public final class Ledger: Sendable {
-    public let store: EventStore
+    enum Storage: Sendable {
+        case file(EventStore)
+        case postgres(PostgresLedger)
+    }
+
+    let storage: Storage
+    /// Where the ledger lives: the file's path, or the database's URL without its password.
     public let path: String
     let projector: ActivityProjector
     let logger: Logger
     public let maxEventBytes: Int
+    /// Signalled when the ledger grows (``waitForAppend(timeout:)``).
+    let appended = AppendSignal()
+
+    /// The store of a ledger in a file; nil on PostgreSQL.
+    public var file: EventStore? {
+        if case .file(let store) = storage { return store }
+        return nil
+    }
+
+    /// The store of a ledger in a file (the file's own features: sealing, backup, stats, the bench's direct reads).
+    /// A ledger on PostgreSQL has none: asking is a programming error; code that serves both asks ``file``.
+    public var store: EventStore {
+        guard let file else { preconditionFailure("\(path): a ledger on PostgreSQL has no SQLite store") }
+        return file
+    }
+
+    /// True for a ledger on PostgreSQL.
+    public var isPostgres: Bool { file == nil }
+
+    /// Opens the ledger at `location`: a file (as ``init(path:configuration:logger:)``) or a PostgreSQL database,
+    /// migrated (or, read-only, only checked) and with its projections caught up with the log. A read-only open
+    /// writes nothing: a database whose projections are behind its log is refused with the command that fixes it,
+    /// as a file is.
+    public static func open(
+        _ location: LedgerLocation, configuration: LedgerConfiguration = .init(), logger: Logger
+    ) async throws -> Ledger {
+        switch location {
+        case .sqlite(let path):
+            return try Ledger(path: path, configuration: configuration, logger: logger)
+        case .postgres(let url):
+            let readOnly = configuration.store.readOnly
+            let log: PostgresEventLog
+            do {
+                log = try await PostgresEventLog(
+                    url: url, maximumConnections: configuration.postgresConnections, readOnly: readOnly, logger: logger)
+            } catch {
+                throw storageError(error, path: (try? PostgresURL(url).redacted) ?? "the database")
+            }
+            let ledger = Ledger(postgres: PostgresLedger(log: log, url: url, logger: logger), configuration: configuration, logger: logger)
+            do {
+                let (projected, last) = try await ledger.postgres!.positions()
+                if projected < last {
+                    guard !readOnly else {
+                        throw LedgerError(
+                            .storage,
+                            "\(log.location): its projections are behind its log (position \(projected) of \(last)); run "
+                                + "`activity-ledger rebuild --db URL` (or any writing command) first")
+                    }
+                    try await ledger.postgres!.catchUp(projector: ledger.projector)
+                }
+            } catch {
+                await ledger.close()
+                throw storageError(error, path: log.location)
+            }
+            return ledger
+        }
+    }
+
+    private init(postgres: PostgresLedger, configuration: LedgerConfiguration, logger: Logger) {
+        storage = .postgres(postgres)
+        path = postgres.location
+        self.logger = logger
+        maxEventBytes = configuration.maxEventBytes
+        projector = ActivityProjector(logger: logger)
+    }
+
+    /// The PostgreSQL storage, nil for a file.
+    var postgres: PostgresLedger? {
+        if case .postgres(let postgres) = storage { return postgres }
+        return nil
+    }
+
+    /// Closes a PostgreSQL ledger's connections (a file's pool closes with the ledger).
+    public func close() async {
+        if let postgres { await postgres.close() }
+    }
+
+    /// Returns when the ledger has grown, or after `timeout` (a feed's long-poll then looks again). A file's
+    /// ledger wakes on this process's appends; one on PostgreSQL on every process's (LISTEN `ledger_events`).
+    public func waitForAppend(timeout: Duration) async {
+        postgres?.follow(appended)
+        await appended.wait(timeout: timeout)
+    }
 
     public init(path: String, configuration: LedgerConfiguration = .init(), logger: Logger) throws {
         self.path = path
@@ -25,11 +118,13 @@ public final class Ledger: Sendable {
         // A file holding only API keys (created before the first append) is a ledger to be; anything else with
         // tables but none of our migrations is refused, never adopted.
         storeConfiguration.companionMigrations = Set(LedgerSchema.identifiers).union(APIKeyStore.identifiers)
+        let store: EventStore
         do {
             store = try EventStore(path: path, configuration: storeConfiguration, logger: logger)
         } catch let error as StoreError {
             throw LedgerError(.storage, error.message, cause: error)
         }
+        storage = .file(store)
         self.projector = projector
         do {
             if readOnly {
@@ -113,6 +208,8 @@ public struct LedgerConfiguration: Sendable {
     public var store: StoreConfiguration
     /// Largest accepted event (one JSON Lines line or one HTTP event object), in bytes; larger ones are refused.
     public var maxEventBytes = 256 * 1024
+    /// On PostgreSQL: the most connections this process opens (README "PostgreSQL", pool sizing).
+    public var postgresConnections = 8
 
     public init(store: StoreConfiguration = .init()) {
         self.store = store

@@ -15,7 +15,7 @@ import Synchronization
 /// row per event; sealed segments are a matter of the SQLite file.
 public final class PostgresEventLog: EventLog {
     public let location: String
-    let client: PostgresClient
+    package let client: PostgresClient
     let logger: Logger
     private let running: Task<Void, Never>
 
@@ -119,6 +119,66 @@ public final class PostgresEventLog: EventLog {
                     throw StoreError(.storage, "\(self.location): log_head moved while this append held its lock")
                 }
                 return result
+            }
+        }
+    }
+
+    /// Appends `batch` in one transaction that holds the head's lock throughout, and calls `alongside` inside it,
+    /// after the rows are written, with the rows and what the appender attached to each (`NewEvent.projectorInput`)
+    /// — the ledger's projections, written in the append's transaction, so they commit with it or not at all.
+    /// Appends of every process take the same lock, so what `alongside` reads is what the log says.
+    package func append(
+        _ batch: AppendBatch,
+        alongside: @escaping @Sendable (PostgresConnection, [RecordedEvent], [ProjectorInput]) async throws -> Void
+    ) async throws -> AppendResult {
+        try await importTransaction { session in try await session.append(batch, alongside: alongside) }
+    }
+
+    /// Runs `body` in one transaction holding the head's lock, with a session that appends batches inside it
+    /// (an import: a refused batch throws, and nothing of the transaction is written).
+    package func importTransaction<T: Sendable>(_ body: @escaping @Sendable (ImportSession) async throws -> T) async throws -> T {
+        try await withHeadLocked { connection in try await body(ImportSession(log: self, connection: connection)) }
+    }
+
+    /// Appends inside the transaction of ``importTransaction(_:)``.
+    package struct ImportSession: Sendable {
+        let log: PostgresEventLog
+        package let connection: PostgresConnection
+
+        /// Appends `batch` after everything the transaction wrote so far, calling `alongside` as
+        /// ``append(_:alongside:)`` does.
+        package func append(
+            _ batch: AppendBatch,
+            alongside: @Sendable (PostgresConnection, [RecordedEvent], [ProjectorInput]) async throws -> Void
+        ) async throws -> AppendResult {
+            try BatchWriter.validate(batch)
+            guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
+            let look = LookUp(
+                streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
+            let snapshot = try await log.lookUp(look, on: connection)
+            let (result, rows) = try log.plan(batch, snapshot)
+            guard !rows.isEmpty else { return result }
+            guard try await log.write(rows, after: snapshot.head, on: connection) else {
+                throw StoreError(.storage, "\(log.location): log_head moved while this import held its lock")
+            }
+            var inputs: [String: ProjectorInput] = [:]
+            for event in batch.events where inputs[event.id] == nil { inputs[event.id] = event.projectorInput }
+            try await alongside(connection, rows, rows.map { inputs[$0.id] ?? .empty })
+            return result
+        }
+
+        /// Whether an event with this id is stored (as the transaction sees it).
+        package func contains(id: String) async throws -> Bool {
+            try await connection.query("SELECT 1 FROM events WHERE id = \(id)", logger: log.logger).collect().isEmpty == false
+        }
+    }
+
+    /// Runs `body` in a transaction holding the head's lock: no append of any process runs meanwhile.
+    package func withHeadLocked<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                _ = try await connection.query("SELECT position FROM log_head FOR UPDATE", logger: self.logger).collect()
+                return try await body(connection)
             }
         }
     }
@@ -387,29 +447,13 @@ public final class PostgresEventLog: EventLog {
         try await storage {
             let namespacedFrom = try await self.namespacedFrom()
             let head = try await self.head()
-            let newest = try await client.query("SELECT coalesce(max(position), 0) FROM events", logger: logger)
+            let newest = try await client.query(PostgresQuery(unsafeSQL: PostgresChainScan.newestSQL), logger: logger)
                 .collect().first?.decode(Int64.self) ?? 0
-            let last = max(head.position, newest)
-            let limit = min(digest?.position ?? last, last)
-            var checker = ChainChecker()
-            var after: Int64 = 0
-            scan: while after < limit {
-                let page = try await events(after: after, limit: Int(min(10_000, limit - after)))
-                guard !page.isEmpty else { break }
-                for event in page {
-                    guard checker.check(event, prefix: ChainHasher.prefix(event, namespacedFrom: namespacedFrom))
-                    else { break scan }
-                }
-                after = page[page.count - 1].position
+            var scan = PostgresChainScan(head: head, newest: newest, namespacedFrom: namespacedFrom, digest: digest)
+            while let page = scan.nextPage {
+                guard scan.check(try await events(after: page.after, limit: page.limit)) else { break }
             }
-            var report = checker.finish(limit: limit, last: last, digest: digest)
-            // The head must name the chain's end: a head that disagrees with the rows was changed by hand.
-            if report.ok, digest == nil, report.lastGood != head {
-                report.ok = false
-                report.firstBadPosition = head.position
-                report.reason = "log_head names position \(head.position) with a hash the chain does not reach"
-            }
-            return report
+            return scan.report()
         }
     }
 
@@ -497,7 +541,7 @@ public final class PostgresEventLog: EventLog {
     }
 
     /// Runs `body`; a PostgreSQL failure becomes one storage error naming the database (never its password).
-    func storage<T>(_ body: () async throws -> T) async throws -> T {
+    package func storage<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as StoreError {
@@ -506,6 +550,8 @@ public final class PostgresEventLog: EventLog {
             // The transaction's own error (ours, e.g. a version conflict, or the server's), else its BEGIN's or COMMIT's.
             let cause = error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError
             if let store = cause as? StoreError { throw store }
+            // What the caller's own code threw inside the transaction (a refused import line) passes unchanged.
+            if let own = error.closureError, !(own is PSQLError), !(own is CancellationError) { throw own }
             if let server = cause as? PSQLError { throw StoreError(.storage, "\(location): \(Self.describe(server))") }
             throw StoreError(.storage, "\(location): \(cause.map { "\($0)" } ?? "the transaction failed")")
         } catch let error as PSQLError {

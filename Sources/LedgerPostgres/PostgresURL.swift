@@ -53,6 +53,12 @@ public struct PostgresURL: Sendable, Hashable {
     /// One connection, opened and closed before the pool starts: the pool retries a server it cannot reach for a
     /// minute before it gives up, where a command should fail at once naming what is wrong.
     func probe(logger: Logger) async throws {
+        let connection = try await PostgresConnection.connect(configuration: connectionConfiguration(), id: 0, logger: logger)
+        try await connection.close()
+    }
+
+    /// The configuration of one connection of its own (outside a pool), failing within 5 s.
+    package func connectionConfiguration() throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS
         switch sslMode {
         case "disable": tls = .disable
@@ -62,8 +68,7 @@ public struct PostgresURL: Sendable, Hashable {
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.connectTimeout = .seconds(5)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-        try await connection.close()
+        return configuration
     }
 
     /// The same server and credentials, another database.

@@ -95,7 +95,7 @@ public enum LedgerServerApp: Sendable {
         router.add(middleware: APIKeyMiddleware(keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL)))
         router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
         let api = LedgerAPI(
-            ledger: ledger, configuration: configuration, metrics: metrics, appendSignal: AppendSignal(),
+            ledger: ledger, configuration: configuration, metrics: metrics,
             logger: logger
         )
         if configuration.rawAppends {

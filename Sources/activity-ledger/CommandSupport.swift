@@ -54,45 +54,43 @@ func reportFailure(_ error: any Error, db: String?) -> ExitCode {
 }
 
 extension GlobalOptions {
-    /// Opens the ledger for a command. Query commands refuse a missing file rather than creating an empty one,
-    /// and open it read-only: they never write, migrate or catch up (a file that needs it is refused with the
-    /// command that upgrades it).
-    func openLedger(mustExist: Bool = true, readOnly: Bool = false) throws -> Ledger {
-        try refusePostgres()
-        if mustExist && !FileManager.default.fileExists(atPath: db) {
-            throw LedgerError(.notFound, "no ledger at \(db) (use --db PATH)", field: "db")
+    /// Opens the ledger for a command, in its file or its PostgreSQL database. Query commands refuse a missing file
+    /// rather than creating an empty one, and open it read-only: they never write, migrate or catch up (a ledger
+    /// that needs it is refused with the command that upgrades it). A one-shot command leaves a PostgreSQL pool to
+    /// close with the process.
+    func openLedger(mustExist: Bool = true, readOnly: Bool = false) async throws -> Ledger {
+        if case .sqlite(let path) = location, mustExist && !FileManager.default.fileExists(atPath: path) {
+            throw LedgerError(.notFound, "no ledger at \(path) (use --db PATH)", field: "db")
         }
+        try checkURL()
         var configuration: LedgerConfiguration = readOnly ? .readOnly : .init()
         configuration.store.busyTimeout = try busyTimeout(environment: ProcessInfo.processInfo.environment)
-        return try Ledger(path: db, configuration: configuration, logger: StoreAccess.quietLogger)
+        return try await Ledger.open(location, configuration: configuration, logger: StoreAccess.quietLogger)
     }
 
-    /// The API keys of the ledger file, through the ledger's pool (a foreign file is refused, a new one created).
-    func openKeys() throws -> APIKeyStore {
+    /// The API keys of the ledger (a foreign file or database is refused, a new file created).
+    func openKeys() async throws -> APIKeyStore {
         do {
-            return try APIKeyStore(writer: openLedger(mustExist: false).pool)
+            return try await APIKeyStore(ledger: openLedger(mustExist: false))
         } catch {
             throw reportFailure(error, db: db)
         }
     }
 
-    /// Opens the event store alone, read-only (verify, digest, stats, backup).
-    func openStore() throws -> EventStore {
-        try refusePostgres()
-        return try StoreAccess.openReadOnly(db, busyTimeout: busyTimeout(environment: ProcessInfo.processInfo.environment))
+    /// Opens the event store of a ledger file alone, read-only (stats, backup: features of the file).
+    func openStore(for feature: String, why: String) throws -> EventStore {
+        guard case .sqlite(let path) = location else { throw Ledger.fileOnly(feature, why: why) }
+        return try StoreAccess.openReadOnly(path, busyTimeout: busyTimeout(environment: ProcessInfo.processInfo.environment))
     }
 
-    /// The commands that run on PostgreSQL so far are the log's own (`EventLog`): copy, verify, digest and export.
-    /// The others need the projections, keys and runs, which live in the SQLite file only for now (README
-    /// "PostgreSQL").
-    func refusePostgres() throws {
+    /// A `--db` URL that does not parse is bad input naming the option.
+    func checkURL() throws {
         guard case .postgres(let url) = location else { return }
-        let shown = (try? PostgresURL(url).redacted) ?? "the URL"
-        throw LedgerError(
-            .badInput,
-            "--db \(shown): this command needs the projections, which PostgreSQL does not hold yet; "
-                + "on PostgreSQL run copy, verify, digest or export (or copy the ledger into a file first)",
-            field: "db")
+        do {
+            _ = try PostgresURL(url)
+        } catch let error as StoreError {
+            throw LedgerError(.badInput, "--db: \(error.message)", field: "db")
+        }
     }
 
     /// The log `db` names, read-only (a reading command never writes, on either backend), for `body`; a

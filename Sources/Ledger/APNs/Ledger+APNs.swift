@@ -1,7 +1,6 @@
 import ActivityModel
 import Formats
 import Foundation
-import GRDB
 import LedgerStore
 
 extension Ledger {
@@ -40,10 +39,7 @@ extension Ledger {
         if activity == nil, let token, headerMap["apns-channel-id"] == nil {
             // The token index holds the app's own tokens only (`ProjectionEvent.qualified`).
             activity = try await read { db in
-                try String.fetchOne(
-                    db, sql: "SELECT activity FROM tokens WHERE token = ?",
-                    arguments: [Namespaced.qualify(token, app: namespace)]
-                ).map(Namespaced.name)
+                try db.activity(withToken: Namespaced.qualify(token, app: namespace)).map(Namespaced.name)
             }
             if activity == nil {
                 throw LedgerError(.notFound, "no activity has push token \(token.prefix(8))…; give \"activity\"", field: "request.token")

@@ -1,7 +1,6 @@
 import ActivityModel
 import Formats
 import Foundation
-import GRDB
 import LedgerStore
 
 /// What an append did with one event.
@@ -79,13 +78,27 @@ extension Ledger {
         }
         let qualifiedExpected = Dictionary(
             expected.map { (Namespaced.qualify($0.key, app: app), $0.value) }, uniquingKeysWith: { first, _ in first })
-        var batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
-        projector.attach(events, app: app, to: &batch.events)
-        do {
-            let result = try await store.append(batch)
-            return Self.outcomes(events, result)
-        } catch {
-            throw Self.translate(error, events: events)
+        switch storage {
+        case .file(let store):
+            var batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
+            projector.attach(events, app: app, to: &batch.events)
+            do {
+                let result = try await store.append(batch)
+                if result.duplicate.contains(false) { appended.signal() }
+                return Self.outcomes(events, result)
+            } catch {
+                throw Self.translate(error, events: events)
+            }
+        case .postgres(let postgres):
+            // Stored as sent (no dictionaries on PostgreSQL: SPEC §6 lets it keep a row per event).
+            var batch = AppendBatch(events: stored, expected: qualifiedExpected)
+            projector.attach(events, app: app, to: &batch.events)
+            do {
+                let result = try await postgres.append(batch, projector: projector)
+                return Self.outcomes(events, result)
+            } catch {
+                throw Self.translate(error, events: events)
+            }
         }
     }
 

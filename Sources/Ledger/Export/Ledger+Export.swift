@@ -1,6 +1,7 @@
 import ActivityModel
 import Foundation
 import GRDB
+import LedgerPostgres
 import LedgerStore
 
 extension Ledger {
@@ -15,9 +16,9 @@ extension Ledger {
         after position: Int64 = 0, app: String? = nil,
         undecodable: ((_ position: Int64, _ error: LedgerError) -> Void)? = nil,
         _ body: ([UInt8], RecordedEvent) throws -> Bool
-    ) throws {
+    ) async throws {
         let namespace = app ?? ""
-        try store.forEachEvent(after: position) { recorded in
+        func each(_ recorded: RecordedEvent) throws -> Bool {
             let line: [UInt8]?
             do {
                 line = try Self.exportLine(recorded, app: namespace)
@@ -28,6 +29,19 @@ extension Ledger {
             }
             guard let line else { return true }
             return try body(line, recorded)
+        }
+        switch storage {
+        case .file(let store):
+            try store.forEachEvent(after: position) { try each($0) }
+        case .postgres(let postgres):
+            // Pages by position: rows are never changed in place, so the pages are one consistent log.
+            var after = position
+            while true {
+                let page = try await postgres.log.events(after: after, limit: 2_048)
+                guard let last = page.last?.position else { return }
+                for recorded in page { guard try each(recorded) else { return } }
+                after = last
+            }
         }
     }
 

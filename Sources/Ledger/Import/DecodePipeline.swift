@@ -31,7 +31,8 @@ final class DecodePipeline: @unchecked Sendable {
     }
 
     private let reader: JSONLinesReader
-    private let precompressor: PayloadPrecompressor
+    /// Compresses each payload beside the decoding (a file's store); nil keeps them as sent (PostgreSQL).
+    private let precompressor: PayloadPrecompressor?
     private let batchSize: Int
     private let maxEventBytes: Int
     /// The namespace the events are written in (`Namespaced`).
@@ -40,7 +41,7 @@ final class DecodePipeline: @unchecked Sendable {
     private var pipeline: BoundedPipeline<Item>?
 
     init(
-        reader: JSONLinesReader, precompressor: PayloadPrecompressor, batchSize: Int, maxEventBytes: Int,
+        reader: JSONLinesReader, precompressor: PayloadPrecompressor?, batchSize: Int, maxEventBytes: Int,
         app: String = "", depth: Int = 3
     ) {
         self.app = app
@@ -99,7 +100,7 @@ final class DecodePipeline: @unchecked Sendable {
             if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
                 throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
             }
-            stored.precompressed = precompressor.compress(stored.payload)
+            if let precompressor { stored.precompressed = precompressor.compress(stored.payload) }
             batch.stored.append(stored)
             batch.lines.append(reader.lineNumber)
             if batch.events.count >= batchSize {

@@ -1,7 +1,9 @@
 import ActivityModel
 import Foundation
 import GRDB
+import LedgerPostgres
 import LedgerStore
+import NIOPosix
 
 /// What an import did.
 public struct ImportSummary: Sendable, Hashable, Codable {
@@ -35,9 +37,12 @@ extension Ledger {
     ) async throws -> ImportSummary {
         let app = try Self.namespace(app)
         let pipeline = DecodePipeline(
-            reader: reader, precompressor: store.makePrecompressor(), batchSize: batchSize,
+            reader: reader, precompressor: file?.makePrecompressor(), batchSize: batchSize,
             maxEventBytes: maxEventBytes, app: app)
         pipeline.start()
+        if let postgres {
+            return try await importJSONLines(pipeline, into: postgres, app: app, progress: progress)
+        }
         do {
             let summary = try await store.importTransaction { session in
                 var importer = BatchImporter(ledger: self, session: session, app: app)
@@ -68,6 +73,64 @@ extension Ledger {
         }
     }
 
+    /// The import on PostgreSQL: the same pipeline, the batches appended in one transaction holding the head's
+    /// lock (`PostgresEventLog.importTransaction`), each with its projection rows.
+    private func importJSONLines(
+        _ pipeline: DecodePipeline, into postgres: PostgresLedger, app: String, progress: ((ImportProgress) -> Void)?
+    ) async throws -> ImportSummary {
+        let projector = projector
+        let logger = logger
+        // The pipeline's hand-off blocks: wait for it on a thread of our own, never a cooperative one.
+        // Called on the transaction's task only, one call at a time.
+        nonisolated(unsafe) let progress = progress
+        do {
+            let summary = try await postgres.log.importTransaction { session in
+                var appended = 0
+                var duplicates = 0
+                while true {
+                    switch try await Self.readThreads.runIfActive({ pipeline.next() }) {
+                    case .batch(let batch):
+                        guard !batch.events.isEmpty else { continue }
+                        var stored = batch.stored
+                        projector.attach(batch.handed, app: app, to: &stored)
+                        let result: AppendResult
+                        do {
+                            result = try await session.append(AppendBatch(events: stored)) { connection, rows, inputs in
+                                try await Self.readThreads.runIfActive {
+                                    try projector.apply(
+                                        rows, inputs: inputs, to: PostgresProjectionRows(connection: connection, logger: logger))
+                                }
+                            }
+                        } catch let error as StoreError {
+                            var translated = Self.translate(error) as? LedgerError ?? LedgerError(.storage, error.description)
+                            var storedBefore = false
+                            if let id = error.eventID { storedBefore = try await session.contains(id: id) }
+                            translated.line = BatchImporter.line(of: error, in: batch, storedBefore: storedBefore)
+                            throw translated
+                        }
+                        let written = result.duplicate.filter { !$0 }.count
+                        appended += written
+                        duplicates += result.duplicate.count - written
+                        progress?(batch.progress)
+                    case .failed(let error):
+                        throw error
+                    case .end(let end):
+                        progress?(end)
+                        return ImportSummary(lines: end.lines, appended: appended, duplicates: duplicates, lastPosition: 0)
+                    }
+                }
+            }
+            pipeline.finish()
+            var done = summary
+            done.lastPosition = try await postgres.log.lastPosition()
+            return done
+        } catch {
+            pipeline.abandon()
+            if let error = error as? LedgerError { throw error }
+            throw Self.storageError(Self.translate(error), path: path)
+        }
+    }
+
     static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
@@ -75,7 +138,7 @@ extension Ledger {
 
 /// Appends decoded batches and remembers which line each event came from, so that a store refusal (an id
 /// re-sent with other content) is reported against its line.
-private struct BatchImporter {
+struct BatchImporter {
     let ledger: Ledger
     let session: ImportSession
     let app: String
@@ -110,10 +173,16 @@ private struct BatchImporter {
     /// behind, so the log now is the log before it), and otherwise at the first later occurrence that differs
     /// from that first one, which the batch had just written.
     private func line(of error: StoreError, in batch: DecodePipeline.Batch) -> Int? {
+        let storedBefore = error.eventID.map { (try? ledger.store.event(in: session.db, id: $0)) != nil } ?? false
+        return Self.line(of: error, in: batch, storedBefore: storedBefore)
+    }
+
+    /// The same, given whether the refused id was stored before the batch (one home for both backends).
+    static func line(of error: StoreError, in batch: DecodePipeline.Batch, storedBefore: Bool) -> Int? {
         guard let id = error.eventID else { return batch.lines.first }
         let occurrences = batch.stored.indices.filter { batch.stored[$0].id == id }
         guard let first = occurrences.first else { return batch.lines.first }
-        if (try? ledger.store.event(in: session.db, id: id)) != nil { return batch.lines[first] }
+        if storedBefore { return batch.lines[first] }
         let reference = batch.stored[first]
         let refused = occurrences.dropFirst().first { index in
             let event = batch.stored[index]

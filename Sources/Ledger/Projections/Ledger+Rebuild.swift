@@ -18,6 +18,11 @@ extension Ledger {
     /// (their WAL snapshot) until the commit, then the new ones; appends wait for the transaction.
     public func rebuild(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
         let started = Self.now()
+        if let postgres {
+            let (events, activities) = try await postgres.catchUp(projector: projector, fromScratch: true, progress: progress)
+            let seconds = Double(Self.now().milliseconds - started.milliseconds) / 1000
+            return RebuildSummary(events: events, activities: activities, seconds: seconds)
+        }
         let (events, activities, undecodable) = try await store.pool.write { db -> (Int64, Int64, Int64) in
             for table in ProjectionTables.live.names { try db.execute(sql: "DELETE FROM \(table)") }
             let last = try store.lastPosition(in: db)

@@ -1,7 +1,6 @@
 import ActivityModel
 import Formats
 import Foundation
-import GRDB
 import LedgerStore
 
 /// Filters of `activities` (CLI) and `GET /v1/activities` (HTTP). All given filters must hold.
@@ -94,13 +93,13 @@ extension Ledger {
         return try await read { db in try self.activities(db, filter, after: after, asOf: asOf) }
     }
 
-    func activities(_ db: Database, _ filter: ActivityFilter, after: String?, asOf: Instant) throws -> ActivityPage {
+    func activities(_ db: any LedgerSnapshot, _ filter: ActivityFilter, after: String?, asOf: Instant) throws -> ActivityPage {
         let limit = max(1, min(filter.limit, 1000))
         var found: [ActivityState] = []
         // Cursors and candidates are projection keys (`Namespaced`); pages name bare ids.
         var cursor = Self.key(after ?? "", app: filter.app)
         while found.count < limit {
-            let candidates = try String.fetchAll(db, candidateQuery(filter, asOf: asOf, after: cursor, limit: 256))
+            let candidates = try db.candidates(ActivityCandidates(filter: filter, asOf: asOf, after: cursor, limit: 256))
             guard let last = candidates.last else { return ActivityPage(asOf: asOf, activities: found, next: nil) }
             for key in candidates {
                 cursor = key
@@ -116,51 +115,5 @@ extension Ledger {
             }
         }
         return ActivityPage(asOf: asOf, activities: found, next: found.last?.activity)
-    }
-
-    private func candidateQuery(_ filter: ActivityFilter, asOf: Instant, after: String, limit: Int) -> SQLRequest<String> {
-        let t = asOf.milliseconds
-        let hour: Int64 = 3_600_000
-        var sql: SQL = "SELECT a.activity FROM activities a WHERE a.activity > \(after) AND a.requested_at IS NOT NULL"
-        sql += Self.namespaceCondition("a.activity", app: filter.app)
-        if let installation = filter.installation {
-            sql += " AND a.installation = \(Self.key(installation, app: filter.app))"
-        }
-        if let type = filter.attributesType { sql += " AND a.attributes_type = \(type)" }
-        if let token = filter.token {
-            sql += " AND a.activity IN (SELECT activity FROM tokens WHERE token = \(Self.key(token, app: filter.app)))"
-        }
-        if let prefix = filter.tokenPrefix {
-            // Hex digits sort below 0x7F, so the tokens that start with the prefix are one range of the index.
-            let low = Self.key(prefix, app: filter.app)
-            sql += """
-                 AND a.activity IN (SELECT activity FROM tokens WHERE token >= \(low) AND token < \(low + "\u{7F}")\(Self.namespaceCondition("token", app: filter.app)))
-                """
-        }
-        if let channel = filter.channel {
-            sql += """
-                 AND a.activity IN (SELECT activity FROM channel_members WHERE channel = \(Self.key(channel, app: filter.app)))
-                """
-        }
-        switch filter.phase {
-        case .pending?:
-            sql += " AND a.start_at > \(t)"
-        case .active?, .stale?:
-            sql += """
-                 AND a.start_at <= \(t) AND a.start_at + \(8 * hour) > \(t)
-                 AND (a.ended_at IS NULL OR a.ended_at > \(t)) AND (a.dismissed_at IS NULL OR a.dismissed_at > \(t))
-                """
-        case .ended?, .dismissed?, nil:
-            sql += " AND a.requested_at <= \(t)"
-        }
-        sql += " ORDER BY a.activity LIMIT \(limit)"
-        return SQLRequest<String>(literal: sql)
-    }
-
-    /// `column` (a projection key) is in `app`'s namespace: an index range for an app (`app` U+001F … up to
-    /// `app` U+0020), keys without U+001F for the app-less namespace.
-    static func namespaceCondition(_ column: String, app: String?) -> SQL {
-        guard let app, !app.isEmpty else { return " AND instr(\(sql: column), char(31)) = 0" }
-        return " AND \(sql: column) >= \(app + "\u{1F}") AND \(sql: column) < \(app + " ")"
     }
 }

@@ -33,10 +33,10 @@ extension Ledger {
     /// own stream, plus the channel streams it is subscribed to (read through the stream index, never a scan).
     /// Sealed events carry their chain hash only with `hashes` (a timeline shows it; reconciliation does not
     /// need it, and it costs decoding each segment they are in: `EventStore.events(in:stream:fromVersion:hashes:)`).
-    func relevantEvents(_ db: Database, key: String, hashes: Bool) throws -> [LoggedEvent] {
-        var recorded = try store.events(in: db, stream: Self.stream(.activity, key: key), hashes: hashes)
-        for channel in try channels(db, key: key) {
-            recorded += try store.events(in: db, stream: Self.stream(.channel, key: channel), hashes: hashes)
+    func relevantEvents(_ db: any LedgerSnapshot, key: String, hashes: Bool) throws -> [LoggedEvent] {
+        var recorded = try db.events(stream: Self.stream(.activity, key: key), hashes: hashes)
+        for channel in try db.channels(following: key) {
+            recorded += try db.events(stream: Self.stream(.channel, key: channel), hashes: hashes)
         }
         return readable(recorded, Self.logged)
     }
@@ -59,20 +59,12 @@ extension Ledger {
 
     /// What `ActivityFold.state` needs as of `asOf`: the events of `relevantEvents` with `at` ≤ asOf, decoded
     /// straight to `PositionedEvent` (later rows are neither decompressed nor decoded, nothing else is kept).
-    func foldInput(_ db: Database, key: String, asOf: Instant) throws -> [PositionedEvent] {
-        var recorded = try store.events(in: db, stream: Self.stream(.activity, key: key), atMost: asOf.milliseconds)
-        for channel in try channels(db, key: key) {
-            recorded += try store.events(
-                in: db, stream: Self.stream(.channel, key: channel), atMost: asOf.milliseconds)
+    func foldInput(_ db: any LedgerSnapshot, key: String, asOf: Instant) throws -> [PositionedEvent] {
+        var recorded = try db.events(stream: Self.stream(.activity, key: key), atMost: asOf.milliseconds)
+        for channel in try db.channels(following: key) {
+            recorded += try db.events(stream: Self.stream(.channel, key: channel), atMost: asOf.milliseconds)
         }
         return readable(recorded) { PositionedEvent(position: $0.position, event: try ActivityProjector.decode($0)) }
-    }
-
-    /// The channel keys an activity key follows.
-    private func channels(_ db: Database, key: String) throws -> [String] {
-        try String.fetchAll(
-            db.cachedStatement(sql: "SELECT channel FROM channel_members WHERE activity = ? ORDER BY channel"),
-            arguments: [key])
     }
 
     /// The stored stream name of a projection key (`app` U+001F `id` → `app` U+001F `kind:id`).
@@ -108,28 +100,40 @@ extension Ledger {
         try await read { db in try self.event(db, id: id, app: app) }
     }
 
-    func event(_ db: Database, id: String, app: String?) throws -> LoggedEvent {
-        guard let recorded = try store.event(in: db, id: Self.key(id, app: app)) else {
+    func event(_ db: any LedgerSnapshot, id: String, app: String?) throws -> LoggedEvent {
+        guard let recorded = try db.event(id: Self.key(id, app: app)) else {
             throw LedgerError(.notFound, "no event with id \(id)", field: "event")
         }
         return try Self.logged(recorded)
     }
 
-    /// Runs `query` in one read transaction on one of the pool's reader connections (so every answer is one
-    /// consistent snapshot), on ``readThreads``: never on one of Swift's cooperative threads, which every HTTP
-    /// handler needs too. SQLite failures become storage errors naming the file, keeping the cause.
+    /// Runs `query` on one consistent snapshot of the ledger: for a file, one read transaction on one of the
+    /// pool's reader connections, on ``readThreads`` — never on one of Swift's cooperative threads, which every
+    /// HTTP handler needs too; on PostgreSQL, one REPEATABLE READ transaction (`PostgresLedger.read`). Storage
+    /// failures become storage errors naming the ledger, keeping the cause.
     ///
     /// Not GRDB's async `read`: it hands the reader back only once the awaiting task runs again on a cooperative
     /// thread, so when every cooperative thread was itself waiting for a reader (an API key checked with a
     /// synchronous read while 64 queries were in flight) nothing ran and the server stopped answering
     /// (`ConcurrentReadTests`). Here the thread that took the reader gives it back.
-    func read<T: Sendable>(_ query: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let pool = store.pool
-        do {
-            return try await Self.readThreads.runIfActive { try pool.read(query) }
-        } catch {
-            // A LedgerError the query threw passes through unchanged.
-            throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
+    func read<T: Sendable>(_ query: @escaping @Sendable (any LedgerSnapshot) throws -> T) async throws -> T {
+        switch storage {
+        case .file(let store):
+            let pool = store.pool
+            do {
+                return try await Self.readThreads.runIfActive {
+                    try pool.read { db in try query(SQLiteSnapshot(store: store, db: db)) }
+                }
+            } catch {
+                // A LedgerError the query threw passes through unchanged.
+                throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
+            }
+        case .postgres(let postgres):
+            do {
+                return try await postgres.read(query)
+            } catch {
+                throw Self.storageError(error, path: path)
+            }
         }
     }
 

@@ -1,6 +1,5 @@
 import ActivityModel
 import Foundation
-import GRDB
 import LedgerStore
 
 /// A page of the global log, for consumers that follow it.
@@ -23,13 +22,13 @@ extension Ledger {
         try await read { db in try self.feed(db, after: after, limit: limit, app: app) }
     }
 
-    func feed(_ db: Database, after: Int64, limit: Int, app: String?) throws -> FeedSlice {
+    func feed(_ db: any LedgerSnapshot, after: Int64, limit: Int, app: String?) throws -> FeedSlice {
         let limit = max(1, min(limit, 10_000))
         var events: [LoggedEvent] = []
         var last = after
         let namespace = app ?? ""
         var scanned = 0
-        try store.forEachEvent(in: db, after: after) { recorded in
+        try db.forEachEvent(after: after) { recorded in
             scanned += 1
             last = recorded.position
             guard Namespaced.belongs(recorded.stream, to: namespace) else { return scanned < limit * 64 }

@@ -39,8 +39,12 @@ extension Ledger {
         return try await read { db in try self.audit(db, update: id, asOf: asOf, app: app, page: page) }
     }
 
-    /// `state` inside a read the caller holds (the bench times the read and fold alone with it).
+    /// `state` inside a read of the file the caller holds (the bench times the read and fold alone with it).
     package func state(_ db: Database, activity: String, asOf: Instant, app: String?) throws -> ActivityState {
+        try state(SQLiteSnapshot(store: store, db: db), activity: activity, asOf: asOf, app: app)
+    }
+
+    func state(_ db: any LedgerSnapshot, activity: String, asOf: Instant, app: String?) throws -> ActivityState {
         let events = try foldInput(db, key: Self.key(activity, app: app), asOf: asOf)
         do {
             return try ActivityFold.state(activity: activity, events: events, asOf: asOf)
@@ -49,7 +53,7 @@ extension Ledger {
         }
     }
 
-    func audit(_ db: Database, activity: String, asOf: Instant, app: String?) throws -> ActivityAudit {
+    func audit(_ db: any LedgerSnapshot, activity: String, asOf: Instant, app: String?) throws -> ActivityAudit {
         let events = try foldInput(db, key: Self.key(activity, app: app), asOf: asOf)
         do {
             let deliveries = try DeliveryVerdicts.deliveries(activity: activity, events: events, asOf: asOf)
@@ -59,7 +63,7 @@ extension Ledger {
         }
     }
 
-    func audit(_ db: Database, update id: String, asOf: Instant, app: String?, page: UpdateAudit.Page? = nil) throws
+    func audit(_ db: any LedgerSnapshot, update id: String, asOf: Instant, app: String?, page: UpdateAudit.Page? = nil) throws
         -> UpdateAudit
     {
         let target = try event(db, id: id, app: app)
@@ -76,18 +80,12 @@ extension Ledger {
             let channel = Self.key(target.event.stream.id, app: app)
             if let page {
                 // One more than the page, to know whether another follows.
-                activities = try String.fetchAll(
-                    db,
-                    sql: "SELECT activity FROM channel_members WHERE channel = ? AND activity > ? ORDER BY activity LIMIT ?",
-                    arguments: [channel, Self.key(page.after ?? "", app: app), page.limit + 1]
+                activities = try db.members(
+                    of: channel, after: Self.key(page.after ?? "", app: app), limit: page.limit + 1
                 ).map(Namespaced.name)
-                subscribers = try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM channel_members WHERE channel = ?", arguments: [channel]) ?? 0
+                subscribers = try db.memberCount(of: channel)
             } else {
-                activities = try String.fetchAll(
-                    db, sql: "SELECT activity FROM channel_members WHERE channel = ? ORDER BY activity",
-                    arguments: [channel]
-                ).map(Namespaced.name)
+                activities = try db.members(of: channel, after: nil, limit: nil).map(Namespaced.name)
                 subscribers = activities.count
             }
         case .installation:

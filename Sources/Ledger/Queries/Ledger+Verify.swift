@@ -1,5 +1,5 @@
 import ActivityModel
-import GRDB
+import LedgerPostgres
 import LedgerStore
 
 extension Ledger {
@@ -8,12 +8,12 @@ extension Ledger {
     public func verify(
         upTo digest: Digest? = nil, progress: (@Sendable (Int64, Int64) -> Void)? = nil
     ) async throws -> VerifyReport {
-        try await read { db in try self.store.verify(in: db, upTo: digest, progress: progress) }
+        try await read { db in try db.verify(upTo: digest, progress: progress) }
     }
 
     /// The chain head: the last position and its hash.
     public func digest() async throws -> Digest {
-        try await read { db in try self.store.digest(in: db) }
+        try await read { db in try db.digest() }
     }
 
     /// The highest position written (0 when empty).
@@ -23,10 +23,19 @@ extension Ledger {
     /// per second through ``read(_:)``; BENCHMARKS.md). A WAL reader never waits for a writer, so this does not
     /// block beyond the read itself.
     public func lastPosition() async throws -> Int64 {
-        do {
-            return try store.lastPosition()
-        } catch {
-            throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
+        switch storage {
+        case .file(let store):
+            do {
+                return try store.lastPosition()
+            } catch {
+                throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)
+            }
+        case .postgres(let postgres):
+            do {
+                return try await postgres.log.lastPosition()
+            } catch {
+                throw Self.storageError(error, path: path)
+            }
         }
     }
 }

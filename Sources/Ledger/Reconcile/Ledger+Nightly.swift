@@ -1,6 +1,5 @@
 import ActivityModel
 import Foundation
-import GRDB
 import LedgerStore
 import Logging
 
@@ -39,7 +38,7 @@ extension Ledger {
         if let scalar = Identifier.firstControlCharacter(runID) {
             throw LedgerError(.badInput, "run: control character \(Identifier.describe(scalar)) is not allowed", field: "run")
         }
-        try ReconcileRuns.migrate(store.pool)
+        if let file { try ReconcileRuns.migrate(file.pool) }
         if let recorded = try await nightlyReport(run: runID, app: app) { return recorded }
         let asGiven = runID
         let runID = ReconcileRuns.key(runID, app: app)
@@ -87,7 +86,7 @@ extension Ledger {
         if let recording { report.recordedEvents += try await recording.value }
         report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
         for finding in NightlyFinding.allCases where report.summary[finding] == nil { report.summary[finding] = 0 }
-        try ReconcileRuns.save(report, store.pool, recordedAt: Self.now())
+        try await ReconcileRuns.save(report, in: self, recordedAt: Self.now())
         logger.info(
             "nightly run recorded",
             metadata: [

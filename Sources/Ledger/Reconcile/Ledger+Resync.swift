@@ -1,6 +1,5 @@
 import ActivityModel
 import Foundation
-import GRDB
 import LedgerStore
 import Logging
 
@@ -94,10 +93,7 @@ extension Ledger {
     }
 
     /// The installation's activities in `app`'s namespace (projection rows hold qualified names), as bare ids.
-    private func installationActivities(_ db: Database, installation: String, app: String?) throws -> [String] {
-        try String.fetchAll(
-            db, sql: "SELECT activity FROM activities WHERE installation = ? ORDER BY activity",
-            arguments: [Self.key(installation, app: app)]
-        ).map(Namespaced.name)
+    private func installationActivities(_ db: any LedgerSnapshot, installation: String, app: String?) throws -> [String] {
+        try db.activities(ofInstallation: Self.key(installation, app: app)).map(Namespaced.name)
     }
 }

@@ -1,6 +1,5 @@
 import ActivityModel
 import Foundation
-import GRDB
 import LedgerStore
 
 /// The nightly merge: the `activities` projection and the spooled truth, both walked in activity-id order
@@ -174,29 +173,12 @@ struct NightlyScan {
     static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
 
     /// The next page of `app`'s activity rows after the bare id `after`, as bare ids. Rows of one namespace are
-    /// one range of projection keys (`Ledger.namespaceCondition`), in the order of their bare ids.
-    static func page(_ db: Database, after: String?, app: String?) throws -> [ActivityRow] {
-        var sql: SQL = """
-            SELECT a.activity, a.requested_at, a.ended_at, a.dismissed_at, a.start_at, a.facts_at, a.intended_hash,
-                a.requests, a.doubts,
-                a.push_type = 'channel' OR EXISTS (SELECT 1 FROM channel_members m WHERE m.activity = a.activity)
-            FROM activities a
-            WHERE a.activity > \(Ledger.key(after ?? "", app: app))
-            """
-        sql += Ledger.namespaceCondition("a.activity", app: app)
-        sql += " ORDER BY a.activity LIMIT \(pageSize)"
-        let cursor = try Row.fetchCursor(db, SQLRequest<Row>(literal: sql))
-        var rows: [ActivityRow] = []
-        rows.reserveCapacity(pageSize)
-        while let row = try cursor.next() {
-            let channel: Bool? = row[9]
-            rows.append(
-                ActivityRow(
-                    activity: Namespaced.name(row[0]), requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
-                    facts: NightlyFacts(
-                        startAt: row[4], factsAt: row[5], intendedHash: row[6], requests: row[7], doubts: row[8],
-                        channel: channel ?? true)))
+    /// one range of projection keys (`ActivityCandidates.namespaceCondition`), in the order of their bare ids.
+    static func page(_ db: any LedgerSnapshot, after: String?, app: String?) throws -> [ActivityRow] {
+        try db.nightlyRows(after: Ledger.key(after ?? "", app: app), app: app, limit: pageSize).map { row in
+            var row = row
+            row.activity = Namespaced.name(row.activity)
+            return row
         }
-        return rows
     }
 }

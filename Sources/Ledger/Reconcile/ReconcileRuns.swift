@@ -1,6 +1,9 @@
 import ActivityModel
 import Foundation
 import GRDB
+import LedgerPostgres
+import LedgerStore
+import PostgresNIO
 
 /// The `reconcile_runs` table: one row per recorded nightly run with its report, so re-running a run id returns
 /// the recorded report without evaluating anything (the report holds payloads and counts that the `reconcile`
@@ -30,11 +33,8 @@ enum ReconcileRuns {
         return "\(app)/\(run)"
     }
 
-    static func report(run: String, _ db: Database) throws -> NightlyReport? {
-        // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
-        guard try db.tableExists("reconcile_runs") else { return nil }
-        let text = try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [run])
-        guard let text else { return nil }
+    static func report(run: String, _ db: any LedgerSnapshot) throws -> NightlyReport? {
+        guard let text = try db.runReport(run) else { return nil }
         guard let json = try? JSONParser.parse(text), var report = NightlyReport(json: json) else {
             throw LedgerError(.storage, "the recorded report of run \(run) is unreadable")
         }
@@ -43,11 +43,26 @@ enum ReconcileRuns {
         return report
     }
 
-    static func save(_ report: NightlyReport, _ pool: DatabasePool, recordedAt: Instant) throws {
-        try pool.write { db in
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO reconcile_runs (run, at, recorded_at, report) VALUES (?, ?, ?, ?)",
-                arguments: [report.run, report.at.milliseconds, recordedAt.milliseconds, report.json.compactString])
+    /// Records the report of a run once (a run id recorded already keeps its first report).
+    static func save(_ report: NightlyReport, in ledger: Ledger, recordedAt: Instant) async throws {
+        let text = report.json.compactString
+        switch ledger.storage {
+        case .file(let store):
+            try await store.pool.write { db in
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO reconcile_runs (run, at, recorded_at, report) VALUES (?, ?, ?, ?)",
+                    arguments: [report.run, report.at.milliseconds, recordedAt.milliseconds, text])
+            }
+        case .postgres(let postgres):
+            try await postgres.log.storage {
+                _ = try await postgres.log.client.query(
+                    """
+                    INSERT INTO reconcile_runs (run, at, recorded_at, report)
+                    VALUES (\(report.run), \(report.at.milliseconds), \(recordedAt.milliseconds), \(text))
+                    ON CONFLICT (run) DO NOTHING
+                    """, logger: postgres.logger
+                ).collect()
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ActivityModel
 import Foundation
 import GRDB
+import LedgerPostgres
 import LedgerStore
 import Logging
 
@@ -27,6 +28,14 @@ extension Ledger {
             throw LedgerError(.badInput, "\(path) already exists: replay writes a new ledger file", field: "into")
         }
         let target = try Ledger(path: path, logger: logger)
+        if let postgres {
+            do {
+                return try await replay(from: postgres, limit, into: target, progress: progress)
+            } catch {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                throw error
+            }
+        }
         let last = try store.lastPosition()
         let written: Int64 = try await target.store.importTransaction { session in
             var batch: [NewEvent] = []
@@ -55,5 +64,41 @@ extension Ledger {
             return count
         }
         return ReplaySummary(path: path, events: written, lastPosition: try target.store.lastPosition())
+    }
+
+    /// The replay of a ledger on PostgreSQL into a new file: the log read a page at a time, each page one
+    /// transaction of the new file (which is removed if the replay fails).
+    private func replay(
+        from postgres: PostgresLedger, _ limit: ReplayLimit, into target: Ledger, progress: ((Int64, Int64) -> Void)?
+    ) async throws -> ReplaySummary {
+        let last = try await postgres.log.lastPosition()
+        var after: Int64 = 0
+        var count: Int64 = 0
+        pages: while true {
+            let page = try await postgres.log.events(after: after, limit: 4096)
+            guard let end = page.last?.position else { break }
+            var batch: [NewEvent] = []
+            var stop = false
+            for event in page {
+                switch limit {
+                case .position(let n) where event.position > n: stop = true
+                case .until(let t) where event.at > t.milliseconds: continue
+                default: break
+                }
+                if stop { break }
+                batch.append(NewEvent(
+                    id: event.id, stream: event.stream, type: event.type, at: event.at,
+                    recordedAt: event.recordedAt, payload: event.payload))
+            }
+            if !batch.isEmpty {
+                let events = batch
+                _ = try await target.store.importTransaction { session in try session.append(AppendBatch(events: events)) }
+                count += Int64(batch.count)
+                progress?(count, last)
+            }
+            if stop { break pages }
+            after = end
+        }
+        return ReplaySummary(path: target.path, events: count, lastPosition: try target.store.lastPosition())
     }
 }

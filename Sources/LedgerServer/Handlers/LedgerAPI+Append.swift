@@ -118,9 +118,6 @@ extension LedgerAPI {
                 "ledger.last_position": .stringConvertible(outcomes.last?.position ?? 0),
             ]
         )
-        if outcomes.contains(where: { !$0.duplicate }) {
-            appendSignal.signal()
-        }
     }
 
     /// A generated request document as the interchange JSON the ledger's parsers read (the generated decoder

@@ -85,11 +85,11 @@ extension LedgerAPI {
         let heldFor = min(wait, configuration.maxFeedWaitSeconds)
         let deadline = ContinuousClock.now + .milliseconds(Int64(heldFor * 1000))
         var page = try await ledger.feed(after: after, limit: limit, app: app)
-        // Long-poll: wait for an append (signalled or polled) until the deadline. On graceful shutdown the server
+        // Long-poll: wait for an append (signalled — on PostgreSQL, any process's — or polled) until the deadline. On graceful shutdown the server
         // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead.
         while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
             let remaining = deadline - ContinuousClock.now
-            await appendSignal.wait(timeout: min(remaining, configuration.feedPollInterval))
+            await ledger.waitForAppend(timeout: min(remaining, configuration.feedPollInterval))
             page = try await ledger.feed(after: after, limit: limit, app: app)
         }
         page.lastPosition = max(page.lastPosition, after)

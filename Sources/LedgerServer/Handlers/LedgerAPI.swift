@@ -11,7 +11,6 @@ struct LedgerAPI: APIProtocol {
     let ledger: Ledger
     let configuration: LedgerServerConfiguration
     let metrics: ServerMetrics
-    let appendSignal: AppendSignal
     let logger: Logger
 
     func getHealth(_ input: Operations.getHealth.Input) async throws -> Operations.getHealth.Output {

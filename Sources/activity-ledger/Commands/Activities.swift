@@ -56,7 +56,7 @@ struct Activities: AsyncParsableCommand {
                 }
                 return phase
             }
-            let ledger = try options.openLedger(readOnly: true)
+            let ledger = try await options.openLedger(readOnly: true)
             let page = try await ledger.activities(ActivityFilter(
                 phase: phase, installation: installation, attributesType: attributesType, token: token, tokenPrefix: tokenPrefix,
                 channel: channel, app: namespace.app, at: try at.map { try parseTime($0, option: "at") }, limit: limit, after: after

@@ -33,7 +33,7 @@ struct Audit: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger(readOnly: true)
+            let ledger = try await options.openLedger(readOnly: true)
             let asOf = try at.map { try parseTime($0, option: "at") }
             if let update {
                 let audit = try await ledger.audit(update: update, at: asOf, app: namespace.app)

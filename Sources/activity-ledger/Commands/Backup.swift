@@ -28,7 +28,8 @@ struct Backup: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: into) {
                 throw LedgerError(.badInput, "\(into) already exists: backup writes a new file", field: "into")
             }
-            let store = try options.openStore()
+            let store = try options.openStore(
+                for: "backup", why: "back up a PostgreSQL ledger with pg_dump, or `copy` it into a file")
             let progress = Progress("backing up")
             let report = try store.backup(into: into) { done, total in
                 progress.update(Int64(done), of: Int64(total), unit: " pages")
@@ -67,8 +68,8 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger()
-            let last = try ledger.store.lastPosition()
+            let ledger = try await options.openLedger()
+            let last = try await ledger.lastPosition()
             if options.json {
                 printJSON(["db": .string(options.db), "events": .int(last)])
             } else {

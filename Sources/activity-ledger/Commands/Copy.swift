@@ -79,6 +79,11 @@ struct Copy: AsyncParsableCommand {
                 }
             }
             progress.finish()
+            // The copy holds the log; its projections are built from it now, so that reading commands (which never
+            // write) answer from it at once.
+            var configuration = LedgerConfiguration()
+            configuration.store.busyTimeout = busyTimeout
+            await (try Ledger.open(destination, configuration: configuration, logger: StoreAccess.quietLogger)).close()
             if json {
                 printJSON(["events": .int(report.events), "digest": .string(report.digest.description)])
             } else {

@@ -35,40 +35,14 @@ struct Export: AsyncParsableCommand {
                 FileHandle.standardError.write(
                     Data("activity-ledger: warning: position \(position) does not decode; skipped: \(error.message)\n".utf8))
             }
-            let sink: LineSink
-            if case .postgres = options.location {
-                // The log's own pages (EventLog), each line made by the same rule as the file's export.
-                sink = try await options.withLog { log in
-                    let total = try await log.lastPosition()
-                    let sink = try LineSink(path: out)
-                    var position = after
-                    while true {
-                        let page = try await log.events(after: position, limit: 4096)
-                        guard let last = page.last else { break }
-                        for recorded in page {
-                            do {
-                                guard let line = try Ledger.exportLine(recorded, app: namespace.app ?? "") else { continue }
-                                try sink.write(line)
-                                written += 1
-                            } catch let error as LedgerError {
-                                undecodable(recorded.position, error)
-                            }
-                        }
-                        position = last.position
-                        progress.update(position - after, of: total - after)
-                    }
-                    return sink
-                }
-            } else {
-                let ledger = try options.openLedger(readOnly: true)
-                sink = try LineSink(path: out)
-                let total = try ledger.store.lastPosition()
-                try ledger.exportLines(after: after, app: namespace.app, undecodable: undecodable) { line, _ in
-                    try sink.write(line)
-                    written += 1
-                    if written % 4096 == 0 { progress.update(written, of: total - after) }
-                    return true
-                }
+            let ledger = try await options.openLedger(readOnly: true)
+            let sink = try LineSink(path: out)
+            let total = try await ledger.lastPosition()
+            try await ledger.exportLines(after: after, app: namespace.app, undecodable: undecodable) { line, _ in
+                try sink.write(line)
+                written += 1
+                if written % 4096 == 0 { progress.update(written, of: total - after) }
+                return true
             }
             try sink.close()
             progress.finish()

@@ -27,7 +27,7 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger(mustExist: false)
+            let ledger = try await options.openLedger(mustExist: false)
             let reader = file == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: file)
             let total = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
             let progress = Progress("importing")

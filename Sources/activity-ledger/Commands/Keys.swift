@@ -34,7 +34,7 @@ struct Keys: AsyncParsableCommand {
             let (scopes, unknown) = APIScope.parseList(scope)
             if let unknown { throw ValidationError("unknown scope '\(unknown)' (use ingest, read, admin)") }
             guard !scopes.isEmpty else { throw ValidationError("--scope needs at least one of ingest, read, admin") }
-            let store = try options.openKeys()
+            let store = try await options.openKeys()
             let (secret, key) = try store.create(app: app, scopes: scopes)
             if options.json {
                 let object: [String: Any] = [
@@ -65,7 +65,7 @@ struct Keys: AsyncParsableCommand {
         var app: String?
 
         func run() async throws {
-            let keys = try options.openKeys().list(app: app)
+            let keys = try await options.openKeys().list(app: app)
             if options.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -97,7 +97,7 @@ struct Keys: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            guard try options.openKeys().revoke(id: id) else {
+            guard try await options.openKeys().revoke(id: id) else {
                 // Not found (exit 1), not a usage error.
                 throw reportFailure(LedgerError(.notFound, "no active API key with id '\(id)'", field: "id"), db: nil)
             }

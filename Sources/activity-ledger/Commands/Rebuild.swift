@@ -16,7 +16,7 @@ struct Rebuild: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger()
+            let ledger = try await options.openLedger()
             let progress = Progress("rebuilding")
             let summary = try await ledger.rebuild { done, total in progress.update(done, of: total) }
             progress.finish()

@@ -54,7 +54,7 @@ struct ReconcileResync: AsyncParsableCommand {
                 bytes = data
             }
             let parsed = try DeviceSnapshot(json: [UInt8](bytes))
-            let ledger = try options.openLedger()
+            let ledger = try await options.openLedger()
             let sender = try apns.sender(ledger: ledger, app: app)
             let plan = try await ledger.resync(snapshot: parsed, app: app)
             var executed: [APNsSendOutcome]?
@@ -120,7 +120,7 @@ struct ReconcileNightly: AsyncParsableCommand {
     func run() async throws {
         try await runReporting(db: options.db) {
             let asOf = try at.map { try parseTime($0, option: "at") } ?? Ledger.now()
-            let ledger = try options.openLedger()
+            let ledger = try await options.openLedger()
             let sender = try apns.sender(ledger: ledger, app: app)
             let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)
             let progress = Progress("reconciling")

@@ -35,7 +35,7 @@ struct Replay: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger(readOnly: true)
+            let ledger = try await options.openLedger(readOnly: true)
             let limit: ReplayLimit = if let position { .position(position) } else { .until(try parseTime(until!, option: "until")) }
             let progress = Progress("replaying")
             let summary = try await ledger.replay(limit, into: into) { done, total in progress.update(done, of: total) }

@@ -34,7 +34,7 @@ struct Report: AsyncParsableCommand {
     func run() async throws {
         try await runReporting(db: options.db) {
             let (from, to) = try window.parsed()
-            let ledger = try options.openLedger(readOnly: true)
+            let ledger = try await options.openLedger(readOnly: true)
             let report = try await ledger.incident(activity: activity, from: from, to: to, app: namespace.app)
             let html = IncidentPage.report(report)
             do {

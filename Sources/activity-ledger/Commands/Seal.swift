@@ -21,7 +21,7 @@ struct Seal: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger()
+            let ledger = try await options.openLedger()
             let progress = Progress("sealing")
             let report = try await ledger.seal { done, total in progress.update(done, of: total) }
             progress.finish()

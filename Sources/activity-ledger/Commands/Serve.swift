@@ -77,7 +77,7 @@ struct Serve: AsyncParsableCommand {
         let maxFeedWait =
             try maxFeedWait ?? Self.seconds(environment["LEDGER_MAX_FEED_WAIT"], name: "LEDGER_MAX_FEED_WAIT") ?? 60
         let db = options.db  // --db, else LEDGER_DB, else ./ledger.sqlite
-        try options.refusePostgres()
+        try options.checkURL()
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
         guard (0...60).contains(maxFeedWait) else { throw ValidationError("--max-feed-wait must be 0…60 seconds") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes must be positive") }
@@ -97,11 +97,11 @@ struct Serve: AsyncParsableCommand {
         let keys: APIKeyStore
         let hasKeys: Bool
         do {
-            ledger = try openLedger(
-                path: db, durability: durability, busyTimeout: busyTimeout,
+            ledger = try await openLedger(
+                options.location, durability: durability, busyTimeout: busyTimeout,
                 sealing: keepUnsealed < 0 ? nil : .init(keepUnsealed: keepUnsealed), logger: logger)
-            // One pool per file: the keys live in the ledger file and go through the ledger's pool.
-            keys = try APIKeyStore(writer: ledger.pool)
+            // The keys live in the ledger (its file, through the ledger's pool, or its database).
+            keys = try APIKeyStore(ledger: ledger)
             hasKeys = try !keys.list().isEmpty
         } catch {
             throw reportFailure(error, db: db)
@@ -112,9 +112,14 @@ struct Serve: AsyncParsableCommand {
         var served = configuration
         (served.idleTimeout, served.headTimeout, served.bodyTimeout) = timeouts
         let metrics = ServerMetrics()
-        var services: [any Service] = [ledger.store]
+        var services: [any Service] = ledger.file.map { [$0] } ?? []
         if var proxyConfiguration = proxyConfiguration {
-            proxyConfiguration.recorder.journal = db + ".apns-journal"
+            // Beside the ledger file; for a database, in the working directory (one per process: it holds what
+            // this process forwarded and has not recorded yet).
+            proxyConfiguration.recorder.journal =
+                if case .sqlite(let path) = options.location { path + ".apns-journal" } else {
+                    environment["LEDGER_APNS_JOURNAL"] ?? "activity-ledger.apns-journal"
+                }
             let scheme = proxyConfiguration.certificate == nil ? "h2c" : "https"
             let upstream = proxyConfiguration.upstream
             let proxy: APNsProxy
@@ -140,14 +145,15 @@ struct Serve: AsyncParsableCommand {
         ) { boundPort in
             // Written unbuffered: scripts wait for this line to learn the port.
             var lines = [
-                "activity-ledger listening on http://\(host):\(boundPort) (ledger \(db), durability \(durability))"
+                "activity-ledger listening on http://\(host):\(boundPort) (ledger \(ledger.path), durability \(durability))"
             ]
             if !hasKeys {
                 lines.append("no API keys yet; create the first one with:")
-                lines.append("  activity-ledger keys create --app BUNDLE_ID --scope ingest,read,admin --db \(db)")
+                lines.append("  activity-ledger keys create --app BUNDLE_ID --scope ingest,read,admin --db \(ledger.path)")
             }
             FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         }
+        await ledger.close()
     }
 
     /// --idle-timeout, --head-timeout and --body-timeout, or their environment variables.
@@ -187,14 +193,14 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Opens the ledger file the service answers from, with the asked durability.
+/// Opens the ledger the service answers from, with the asked durability (a file's: PostgreSQL commits durably).
 func openLedger(
-    path: String, durability: Serve.Durability, busyTimeout: Duration,
+    _ location: LedgerLocation, durability: Serve.Durability, busyTimeout: Duration,
     sealing: StoreConfiguration.BackgroundSealing? = nil, logger: Logger
-) throws -> Ledger {
+) async throws -> Ledger {
     var configuration = LedgerConfiguration()
     configuration.store.backgroundSealing = sealing
     configuration.store.durability = durability == .full ? .full : .normal
     configuration.store.busyTimeout = busyTimeout
-    return try Ledger(path: path, configuration: configuration, logger: logger)
+    return try await Ledger.open(location, configuration: configuration, logger: logger)
 }

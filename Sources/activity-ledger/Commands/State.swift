@@ -26,7 +26,7 @@ struct State: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try options.openLedger(readOnly: true)
+            let ledger = try await options.openLedger(readOnly: true)
             let asOf = try at.map { try parseTime($0, option: "at") }
             let state = try await ledger.state(activity: activity, at: asOf, app: namespace.app)
             if options.json {

@@ -16,7 +16,9 @@ struct Stats: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let stats = try options.openStore().stats()
+            let stats = try options.openStore(
+                for: "stats", why: "it counts sealed segments and compression; on PostgreSQL ask the database (pg_total_relation_size)"
+            ).stats()
             if options.json {
                 printJSON(stats.json)
                 return

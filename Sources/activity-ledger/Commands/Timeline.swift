@@ -23,7 +23,7 @@ struct Timeline: AsyncParsableCommand {
     func run() async throws {
         try await runReporting(db: options.db) {
             let (from, to) = try window.parsed()
-            let ledger = try options.openLedger(readOnly: true)
+            let ledger = try await options.openLedger(readOnly: true)
             let timeline = try await ledger.timeline(activity: activity, from: from, to: to, app: namespace.app)
             if options.json {
                 printJSON(timeline.json)

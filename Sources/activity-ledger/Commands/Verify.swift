@@ -32,7 +32,7 @@ struct Verify: AsyncParsableCommand {
             if case .postgres = options.location {
                 report = try await options.withLog { try await $0.verify(upTo: expected) }
             } else {
-                let store = try options.openStore()
+                let store = try options.openStore(for: "verify", why: "")
                 let progress = Progress("verifying")
                 report = try store.verify(upTo: expected) { done, total in progress.update(done, of: total) }
                 progress.finish()

@@ -1,10 +1,12 @@
 import Synchronization
 
-/// Wakes feed long-polls when this process appends, instead of having them poll the ledger tightly.
+/// Wakes feed long-polls when the ledger grows (`Ledger.waitForAppend(timeout:)`), instead of having them poll the
+/// ledger tightly: a ledger in a file signals its own appends; a ledger on PostgreSQL signals every process's,
+/// from one LISTEN connection (`PostgresLedger.follow`).
 ///
 /// A lock rather than an actor: every acknowledged append signals, and with no long-poll waiting that must
 /// cost a lock, not a hop to an actor and back.
-final class AppendSignal: Sendable {
+package final class AppendSignal: Sendable {
     private struct State {
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextID = 0
@@ -13,7 +15,9 @@ final class AppendSignal: Sendable {
     private let state = Mutex(State())
 
     /// Wakes every waiter.
-    func signal() {
+    package init() {}
+
+    package func signal() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.waiters.isEmpty else { return [] }
             defer { state.waiters.removeAll() }
@@ -23,7 +27,7 @@ final class AppendSignal: Sendable {
     }
 
     /// Returns at the next signal or after `timeout`, whichever comes first.
-    func wait(timeout: Duration) async {
+    package func wait(timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { await self.waitForSignal() }

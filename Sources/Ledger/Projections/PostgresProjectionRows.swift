@@ -1,0 +1,464 @@
+import ActivityModel
+import Foundation
+import LedgerPostgres
+import LedgerStore
+import Logging
+import PostgresNIO
+
+/// The projection's rows in a ledger's PostgreSQL database (`Schemas/sql/postgresql/002_ledger.sql`), with
+/// exactly `SQLiteProjectionRows`'s semantics, in a constant number of round trips per batch rather than some per
+/// event: `prepare` reads every row the batch can touch in two statements; every call then works on those rows in
+/// memory; the changed ones go back in one statement at `savePosition` (the end of every batch), or sooner when
+/// many have piled up. A row not read by `prepare` is read when first asked, so correctness never depends on
+/// `prepare` having foreseen it.
+///
+/// Used inside the append's transaction, after its lock on `log_head`: no other append changes these rows while
+/// the batch holds them. Every call blocks its thread until the server answered: call it from a thread of its
+/// own, never an event loop. PostgreSQL's errors are thrown as they come (`PostgresEventLog.storageError` names
+/// them).
+struct PostgresProjectionRows: ProjectionRows {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Rows changed and not written yet, past which `write` writes at once (a rebuild's long batches).
+    static let writeThreshold = 8_192
+    /// Rows held (changed or not) past which a write forgets the ones it has written, to be read again if asked.
+    static let heldCapacity = 65_536
+
+    private struct TokenRow: Equatable {
+        var activity: String
+        var firstAt: Int64
+        var deadAt: Int64?
+    }
+
+    private struct Pair: Hashable {
+        var first: String
+        var second: String
+    }
+
+    /// A channel's `channel_members` rows as far as read: `since` of each member known (read or added), the
+    /// activities known not to be members, and whether every member is known (`members(of:at:)` needs them all).
+    private struct Channel {
+        var since: [String: Int64] = [:]
+        var absent: Set<String> = []
+        var complete = false
+    }
+
+    /// Known rows; a nil value: known to have no row.
+    private var summaries: [String: ActivitySummary?] = [:]
+    private var tokens: [String: TokenRow?] = [:]
+    private var startTokens: [Pair: Int64?] = [:]
+    private var channels: [String: Channel] = [:]
+
+    /// Rows changed since last written.
+    private var dirtySummaries: Set<String> = []
+    private var dirtyTokens: Set<String> = []
+    private var dirtyStartTokens: Set<Pair> = []
+    /// (channel, activity)
+    private var dirtyMembers: Set<Pair> = []
+
+    private var dirtyCount: Int {
+        dirtySummaries.count + dirtyTokens.count + dirtyStartTokens.count + dirtyMembers.count
+    }
+
+    // MARK: ProjectionRows
+
+    /// Reads, in two statements, every row the batch's events can touch (what `ProjectionBatch` does with each):
+    /// the tokens of token events and 410 pushes; the start tokens of installations' events; the members of each
+    /// channel a channel update or end reaches (all of them); the (channel, activity) rows of subscribes and of
+    /// requests with a channel push type; then the summaries of every activity an event names and of those
+    /// members.
+    mutating func prepare(_ events: [ProjectionEvent]) throws {
+        var activityKeys: Set<String> = []
+        var tokenKeys: Set<String> = []
+        var startTokenKeys: Set<Pair> = []
+        var fullChannels: Set<String> = []
+        var memberKeys: Set<Pair> = []
+        for event in events {
+            let id = event.stream.id
+            switch event.stream.kind {
+            case .activity:
+                activityKeys.insert(id)
+                switch event.body {
+                case .request(let request):
+                    if case .channel(let channel)? = request.pushType {
+                        memberKeys.insert(Pair(first: channel, second: id))
+                    }
+                case .token(let token):
+                    tokenKeys.insert(token)
+                case .push(let push):
+                    if push.status == 410, let token = push.token { tokenKeys.insert(token) }
+                case .subscribe(let activity):
+                    activityKeys.insert(activity)
+                default:
+                    break
+                }
+            case .channel:
+                switch event.body {
+                case .subscribe(let activity):
+                    memberKeys.insert(Pair(first: id, second: activity))
+                    activityKeys.insert(activity)
+                case .update, .end:
+                    fullChannels.insert(id)
+                default:
+                    break
+                }
+            case .installation:
+                if case .startToken(let token) = event.body { startTokenKeys.insert(Pair(first: id, second: token)) }
+            }
+        }
+        try load(
+            tokens: tokenKeys.filter { tokens[$0] == nil },
+            startTokens: startTokenKeys.filter { startTokens[$0] == nil },
+            channels: fullChannels.filter { channels[$0]?.complete != true },
+            members: memberKeys.filter { !isKnown(member: $0) })
+        for channel in fullChannels {
+            if let members = channels[channel]?.since { activityKeys.formUnion(members.keys) }
+        }
+        try loadSummaries(activityKeys.filter { summaries[$0] == nil })
+    }
+
+    mutating func addStartToken(installation: String, token: String, at: Int64) throws {
+        let key = Pair(first: installation, second: token)
+        if startTokens[key] == nil { try load(startTokens: [key]) }
+        let stored = startTokens[key] ?? nil
+        startTokens[key] = min(stored ?? at, at)
+        dirtyStartTokens.insert(key)
+    }
+
+    mutating func addToken(_ token: String, activity: String, at: Int64) throws {
+        if tokens[token] == nil { try load(tokens: [token]) }
+        if var row = tokens[token] ?? nil {
+            // As SQLite's upsert: the first activity stays, the earliest time wins.
+            row.firstAt = min(row.firstAt, at)
+            tokens[token] = row
+        } else {
+            tokens[token] = TokenRow(activity: activity, firstAt: at, deadAt: nil)
+        }
+        dirtyTokens.insert(token)
+    }
+
+    mutating func killToken(_ token: String, from: Int64) throws {
+        if tokens[token] == nil { try load(tokens: [token]) }
+        guard var row = tokens[token] ?? nil else { return }  // not stored: left alone
+        row.deadAt = min(row.deadAt ?? from, from)
+        tokens[token] = row
+        dirtyTokens.insert(token)
+    }
+
+    mutating func addMember(channel: String, activity: String, since: Int64) throws {
+        let key = Pair(first: channel, second: activity)
+        if !isKnown(member: key) { try load(members: [key]) }
+        let stored = channels[channel]?.since[activity]
+        channels[channel, default: Channel()].since[activity] = min(stored ?? since, since)
+        channels[channel]?.absent.remove(activity)
+        dirtyMembers.insert(key)
+    }
+
+    mutating func members(of channel: String, at: Int64) throws -> [String] {
+        if channels[channel]?.complete != true { try load(channels: [channel]) }
+        return channels[channel, default: Channel()].since.compactMap { $0.value <= at ? $0.key : nil }
+    }
+
+    mutating func summary(_ activity: String) throws -> ActivitySummary? {
+        if summaries[activity] == nil { try loadSummaries([activity]) }
+        return summaries[activity] ?? nil
+    }
+
+    /// Held as SQLite would read them back: the intended state's hash in `intendedHash`, no state.
+    mutating func write(_ rows: some Sequence<ActivitySummary>) throws {
+        for var row in rows {
+            if let state = row.intendedState {
+                row.intendedHash = state.hash
+                row.intendedState = nil
+            }
+            summaries[row.activity] = row
+            dirtySummaries.insert(row.activity)
+        }
+        if dirtyCount >= Self.writeThreshold { try writeChanges(position: nil) }
+    }
+
+    /// Writes every changed row and the position, in one statement.
+    mutating func savePosition(_ position: Int64) throws {
+        try writeChanges(position: position)
+    }
+
+    // MARK: Reading
+
+    private func isKnown(member key: Pair) -> Bool {
+        guard let channel = channels[key.first] else { return false }
+        return channel.complete || channel.since[key.second] != nil || channel.absent.contains(key.second)
+    }
+
+    /// Reads the rows of `tokens`, `startTokens`, every member of `channels`, and the `members` (channel, activity)
+    /// rows, in one statement; keys not found are remembered as absent. A row already held is kept as held (it may
+    /// have changed since read).
+    private mutating func load(
+        tokens tokenKeys: Set<String> = [], startTokens startKeys: Set<Pair> = [], channels channelKeys: Set<String> = [],
+        members memberKeys: Set<Pair> = []
+    ) throws {
+        guard !tokenKeys.isEmpty || !startKeys.isEmpty || !channelKeys.isEmpty || !memberKeys.isEmpty else { return }
+        let starts = Array(startKeys)
+        let members = Array(memberKeys)
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(Array(tokenKeys))
+        bindings.append(starts.map(\.first))
+        bindings.append(starts.map(\.second))
+        bindings.append(Array(channelKeys))
+        bindings.append(members.map(\.first))
+        bindings.append(members.map(\.second))
+        let rows = try connection.rows(Self.loadSQL, bindings, logger: logger)
+        // Absent unless found.
+        for token in tokenKeys where tokens[token] == nil { tokens.updateValue(nil, forKey: token) }
+        for key in startKeys where startTokens[key] == nil { startTokens.updateValue(nil, forKey: key) }
+        for key in memberKeys where !isKnown(member: key) { channels[key.first, default: Channel()].absent.insert(key.second) }
+        var found: [String: [String: Int64]] = [:]
+        for row in rows {
+            let (kind, a, b, c, d) = try row.decode((Int32, String, String, Int64, Int64?).self)
+            switch kind {
+            case 0:
+                if tokens[a] == .some(nil) { tokens[a] = TokenRow(activity: b, firstAt: c, deadAt: d) }
+            case 1:
+                let key = Pair(first: a, second: b)
+                if startTokens[key] == .some(nil) { startTokens[key] = c }
+            case 2:
+                found[a, default: [:]][b] = c
+            default:
+                if channels[a]?.absent.contains(b) == true {
+                    channels[a]?.absent.remove(b)
+                    channels[a]?.since[b] = c
+                }
+            }
+        }
+        for channel in channelKeys {
+            var held = channels[channel, default: Channel()]
+            guard !held.complete else { continue }
+            // Rows held are kept (changed since read, or added); rows known absent and not added stay absent.
+            for (activity, since) in found[channel] ?? [:] where held.since[activity] == nil {
+                if held.absent.contains(activity) { continue }
+                held.since[activity] = since
+            }
+            held.absent = []
+            held.complete = true
+            channels[channel] = held
+        }
+    }
+
+    /// Kinds: 0 a token (token, activity, first_at, dead_at); 1 a start token (installation, token, at); 2 a member
+    /// of a whole channel and 3 a (channel, activity) row (channel, activity, since).
+    private static let loadSQL = """
+        SELECT 0, token, activity, first_at, dead_at FROM tokens WHERE token = ANY($1::text[])
+        UNION ALL
+        SELECT 1, s.installation, s.token, s.at, NULL::bigint
+        FROM start_tokens s JOIN unnest($2::text[], $3::text[]) AS k(installation, token)
+            ON s.installation = k.installation AND s.token = k.token
+        UNION ALL
+        SELECT 2, channel, activity, since, NULL::bigint FROM channel_members WHERE channel = ANY($4::text[])
+        UNION ALL
+        SELECT 3, m.channel, m.activity, m.since, NULL::bigint
+        FROM channel_members m JOIN unnest($5::text[], $6::text[]) AS k(channel, activity)
+            ON m.channel = k.channel AND m.activity = k.activity
+        """
+
+    /// Reads the summaries of `keys` in one statement; keys not found are remembered as absent.
+    private mutating func loadSummaries(_ keys: Set<String>) throws {
+        guard !keys.isEmpty else { return }
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(Array(keys))
+        let rows = try connection.rows(
+            "SELECT \(SummaryRow.columns) FROM activities WHERE activity = ANY($1::text[])", bindings, logger: logger)
+        for key in keys where summaries[key] == nil { summaries.updateValue(nil, forKey: key) }
+        for row in rows {
+            let summary = try Self.decodeSummary(row)
+            if summaries[summary.activity] == .some(nil) { summaries[summary.activity] = summary }
+        }
+    }
+
+    /// A row of `SummaryRow.columns`, as `SummaryRow.fetch` reads one.
+    private static func decodeSummary(_ row: PostgresRow) throws -> ActivitySummary {
+        let row = row.makeRandomAccess()
+        func text(_ index: Int) throws -> String? { try row[index].decode(String?.self) }
+        func int(_ index: Int) throws -> Int64? { try row[index].decode(Int64?.self) }
+        var s = ActivitySummary(activity: try row[0].decode(String.self))
+        s.attributesType = try text(1)
+        s.installation = try text(2)
+        s.pushType = try text(3)
+        s.channel = try text(4)
+        s.origin = try text(5)
+        s.requestedAt = try int(6)
+        s.startAt = try int(7)
+        s.token = try text(8)
+        s.tokenAt = try int(9)
+        s.tokenPosition = try int(10)
+        s.endedAt = try int(11)
+        s.endedBy = try text(12)
+        s.endPolicy = try text(13)
+        s.endPolicyDate = try int(14)
+        s.dismissedAt = try int(15)
+        s.dismissedBy = try text(16)
+        s.contentTimestamp = try int(17)
+        s.staleAt = try int(18)
+        s.events = try row[19].decode(Int64.self)
+        s.firstPosition = try int(20)
+        s.lastPosition = try int(21)
+        s.lastAt = try int(22)
+        s.factsAt = try int(23)
+        s.intendedAt = try int(24)
+        s.intendedPosition = try int(25)
+        s.intendedHash = try row[26].decode(ByteBuffer?.self).map { Data($0.readableBytesView) }
+        s.requests = try row[27].decode(Int64.self)
+        s.doubts = try row[28].decode(Int64.self)
+        return s
+    }
+
+    // MARK: Writing
+
+    /// The names of `SummaryRow.columns`, in order.
+    private static let summaryColumns = SummaryRow.columns.split(separator: ",").map {
+        $0.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The PostgreSQL type of each of `summaryColumns` (002_ledger.sql).
+    private static let summaryTypes = summaryColumns.map { column -> String in
+        switch column {
+        case "activity", "attributes_type", "installation", "push_type", "channel", "origin", "token", "ended_by",
+            "end_policy", "dismissed_by":
+            return "text"
+        case "intended_hash":
+            return "bytea"
+        default:
+            return "bigint"
+        }
+    }
+
+    /// One statement: a multi-row upsert into each table with changed rows (plain overwrites: memory holds each
+    /// row's final state) and, with `position`, the projection's position. Afterwards nothing is changed; rows
+    /// past `heldCapacity` are forgotten.
+    private mutating func writeChanges(position: Int64?) throws {
+        var parts: [String] = []
+        var bindings = PostgresBindings()
+        var count = 0
+        /// `$n` placeholders for `columns` arrays to be bound next, cast to `types`.
+        func placeholders(_ types: [String]) -> String {
+            types.map { type in
+                count += 1
+                return "$\(count)::\(type)[]"
+            }.joined(separator: ", ")
+        }
+        func upsert(_ table: String, _ columns: [String], _ types: [String], key: [String]) -> String {
+            let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            return """
+                INSERT INTO \(table) (\(columns.joined(separator: ", ")))
+                SELECT * FROM unnest(\(placeholders(types)))
+                ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
+                """
+        }
+        if !dirtySummaries.isEmpty {
+            let rows = dirtySummaries.compactMap { summaries[$0] ?? nil }
+            parts.append(upsert("activities", Self.summaryColumns, Self.summaryTypes, key: ["activity"]))
+            try Self.bindSummaries(rows, into: &bindings)
+        }
+        if !dirtyTokens.isEmpty {
+            let rows = dirtyTokens.compactMap { token in (tokens[token] ?? nil).map { (token, $0) } }
+            parts.append(
+                upsert(
+                    "tokens", ["token", "activity", "first_at", "dead_at"], ["text", "text", "bigint", "bigint"],
+                    key: ["token"]))
+            bindings.append(rows.map { $0.0 })
+            bindings.append(rows.map { $0.1.activity })
+            bindings.append(rows.map { $0.1.firstAt })
+            try bindings.append(PostgresNullableArray(rows.map { $0.1.deadAt }))
+        }
+        if !dirtyMembers.isEmpty {
+            let rows = dirtyMembers.compactMap { key in channels[key.first]?.since[key.second].map { (key, $0) } }
+            parts.append(
+                upsert(
+                    "channel_members", ["channel", "activity", "since"], ["text", "text", "bigint"],
+                    key: ["channel", "activity"]))
+            bindings.append(rows.map { $0.0.first })
+            bindings.append(rows.map { $0.0.second })
+            bindings.append(rows.map { $0.1 })
+        }
+        if !dirtyStartTokens.isEmpty {
+            let rows = dirtyStartTokens.compactMap { key in (startTokens[key] ?? nil).map { (key, $0) } }
+            parts.append(
+                upsert(
+                    "start_tokens", ["installation", "token", "at"], ["text", "text", "bigint"],
+                    key: ["installation", "token"]))
+            bindings.append(rows.map { $0.0.first })
+            bindings.append(rows.map { $0.0.second })
+            bindings.append(rows.map { $0.1 })
+        }
+        if let position {
+            parts.append(
+                """
+                INSERT INTO projection_positions (name, position) VALUES ($\(count + 1), $\(count + 2))
+                ON CONFLICT (name) DO UPDATE SET position = excluded.position
+                """)
+            count += 2
+            bindings.append(ActivityProjector.name)
+            bindings.append(position)
+        }
+        guard !parts.isEmpty else { return }
+        // Each part a data-modifying WITH query: PostgreSQL runs every one to completion, read or not.
+        let sql = "WITH "
+            + parts.enumerated().map { "w\($0.offset) AS (\n\($0.element)\n)" }.joined(separator: ",\n")
+            + "\nSELECT 1"
+        _ = try connection.rows(sql, bindings, logger: logger)
+        dirtySummaries = []
+        dirtyTokens = []
+        dirtyMembers = []
+        dirtyStartTokens = []
+        if summaries.count + tokens.count + startTokens.count + channels.count > Self.heldCapacity {
+            summaries = [:]
+            tokens = [:]
+            startTokens = [:]
+            channels = [:]
+        }
+    }
+
+    /// The 29 arrays of `summaryColumns`, in order (as `SummaryRow.write` binds one row).
+    private static func bindSummaries(_ rows: [ActivitySummary], into bindings: inout PostgresBindings) throws {
+        func text(_ value: (ActivitySummary) -> String?) throws {
+            try bindings.append(PostgresNullableArray(rows.map(value)))
+        }
+        func int(_ value: (ActivitySummary) -> Int64?) throws {
+            try bindings.append(PostgresNullableArray(rows.map(value)))
+        }
+        bindings.append(rows.map(\.activity))
+        try text(\.attributesType)
+        try text(\.installation)
+        try text(\.pushType)
+        try text(\.channel)
+        try text(\.origin)
+        try int(\.requestedAt)
+        try int(\.startAt)
+        try text(\.token)
+        try int(\.tokenAt)
+        try int(\.tokenPosition)
+        try int(\.endedAt)
+        try text(\.endedBy)
+        try text(\.endPolicy)
+        try int(\.endPolicyDate)
+        try int(\.dismissedAt)
+        try text(\.dismissedBy)
+        try int(\.contentTimestamp)
+        try int(\.staleAt)
+        bindings.append(rows.map(\.events))
+        try int(\.firstPosition)
+        try int(\.lastPosition)
+        try int(\.lastAt)
+        try int(\.factsAt)
+        try int(\.intendedAt)
+        try int(\.intendedPosition)
+        try bindings.append(
+            PostgresNullableArray(rows.map { ($0.intendedState?.hash ?? $0.intendedHash).map { ByteBuffer(bytes: $0) } }))
+        bindings.append(rows.map(\.requests))
+        bindings.append(rows.map(\.doubts))
+    }
+}
