@@ -1,5 +1,6 @@
 import Foundation
 import LedgerPostgres
+import LedgerTesting
 import PostgresNIO
 import Testing
 

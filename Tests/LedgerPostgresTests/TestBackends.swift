@@ -67,48 +67,5 @@ func close(_ log: any EventLog) async {
     if let postgres = log as? PostgresEventLog { await postgres.close() }
 }
 
-/// A database of its own on the test cluster, dropped by `drop`.
-struct TestDatabase: Sendable {
-    let name: String
-    let url: String
-    let base: String
-
-    static func baseURL() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["LEDGER_TEST_POSTGRES"] else {
-            throw TestPostgresMissing()
-        }
-        return url
-    }
-
-    static func create() async throws -> TestDatabase {
-        let base = try baseURL()
-        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        try await admin(base) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-        }
-        var components = URLComponents(string: base)!
-        components.path = "/\(name)"
-        return TestDatabase(name: String(name), url: components.string!, base: base)
-    }
-
-    func drop() async throws {
-        try await Self.admin(base) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
-        }
-    }
-
-    /// Runs SQL of the test's own on `url` (to damage a log, or to look at it as psql would).
-    static func admin<T: Sendable>(_ url: String, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        try await PostgresURL(url).withClient(logger: quiet, body)
-    }
-}
-
-struct TestPostgresMissing: Error, CustomStringConvertible {
-    var description: String {
-        "LEDGER_TEST_POSTGRES is not set: run through `make test` (it starts a throwaway cluster), or "
-            + "`Tools/pg-cluster.sh run swift test …`; LEDGER_SKIP_POSTGRES=1 leaves the PostgreSQL cases out"
-    }
-}
-
 /// PostgresNIO warns when a lease comes before `run()` has started; the tests do not read its logs.
 let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -74,7 +74,7 @@ struct ImportTests {
         let exact = Self.line(bytes: limit, head: head)
         _ = try await temp.ledger.append([try EventCodec.decode(exact)])
         var exported: [String] = []
-        try temp.ledger.exportLines { line, _ in
+        try await temp.ledger.exportLines { line, _ in
             exported.append(String(decoding: line, as: UTF8.self))
             return true
         }
@@ -114,7 +114,7 @@ struct ImportTests {
         let temp = try TemporaryLedger()
         try await temp.append(RandomWorkload(seed: 11, activities: 5, eventsPerActivity: 10).lines().joined(separator: "\n"))
         var lines: [String] = []
-        try temp.ledger.exportLines { bytes, _ in
+        try await temp.ledger.exportLines { bytes, _ in
             lines.append(String(decoding: bytes, as: UTF8.self))
             return true
         }
@@ -122,7 +122,7 @@ struct ImportTests {
         let path = try copy.write(lines.joined(separator: "\n"), to: "export.jsonl")
         _ = try await copy.ledger.importJSONLines(try JSONLinesReader(path: path))
         var again: [String] = []
-        try copy.ledger.exportLines { bytes, _ in
+        try await copy.ledger.exportLines { bytes, _ in
             again.append(String(decoding: bytes, as: UTF8.self))
             return true
         }

@@ -129,13 +129,13 @@ struct ProjectionDecoderTests {
         temp.ledger.projector.attach([event], app: "", to: &stored)
         let result = try await temp.ledger.store.append(AppendBatch(events: stored))
         let position = try #require(result.positions.first)
-        let before = try ProjectionEquivalenceTests.dump(temp.ledger).filter { !$0.contains("A-bad") }
+        let before = try await ProjectionEquivalenceTests.dump(temp.ledger).filter { !$0.contains("A-bad") }
         let summary = try await temp.ledger.rebuild()
         #expect(summary.undecodable == 1)
-        #expect(try ProjectionEquivalenceTests.dump(temp.ledger) == before)
+        #expect(try await ProjectionEquivalenceTests.dump(temp.ledger) == before)
         var skipped: [Int64] = []
         var exported = 0
-        try temp.ledger.exportLines(undecodable: { position, _ in skipped.append(position) }) { _, _ in
+        try await temp.ledger.exportLines(undecodable: { position, _ in skipped.append(position) }) { _, _ in
             exported += 1
             return true
         }
@@ -146,7 +146,7 @@ struct ProjectionDecoderTests {
         let timeline = await #expect(throws: LedgerError.self) { try await temp.ledger.timeline(activity: "A-bad") }
         #expect(timeline?.code == .notFound)
         // Without a handler, the export stops with the row's position.
-        let error = #expect(throws: LedgerError.self) { try temp.ledger.exportLines { _, _ in true } }
+        let error = await #expect(throws: LedgerError.self) { try await temp.ledger.exportLines { _, _ in true } }
         #expect(error?.message.hasPrefix("position \(position): stored payload does not decode: ") == true)
     }
 }

@@ -9,15 +9,8 @@ import Testing
 
 @Suite("Projections equal a rebuild and the pure fold")
 struct ProjectionEquivalenceTests {
-    static func dump(_ ledger: Ledger) throws -> [String] {
-        try ledger.pool.read { db in
-            var out: [String] = []
-            for table in ["activities", "tokens", "channel_members", "start_tokens", "projection_positions"] {
-                let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2")
-                out += rows.map { "\(table) \($0)" }
-            }
-            return out
-        }
+    static func dump(_ ledger: Ledger) async throws -> [String] {
+        try await ledger.projectionDump()
     }
 
     @Test("inline projections equal a rebuild byte for byte after a random workload", arguments: [1, 2, 3] as [UInt64])
@@ -31,11 +24,11 @@ struct ProjectionEquivalenceTests {
             try await temp.append(lines[index..<index + size].joined(separator: "\n"))
             index += size
         }
-        let inline = try Self.dump(temp.ledger)
+        let inline = try await Self.dump(temp.ledger)
         #expect(inline.count > 40)
         let summary = try await temp.ledger.rebuild()
         #expect(summary.events == Int64(lines.count))
-        let rebuilt = try Self.dump(temp.ledger)
+        let rebuilt = try await Self.dump(temp.ledger)
         #expect(inline == rebuilt)
     }
 
@@ -88,7 +81,7 @@ struct ProjectionEquivalenceTests {
             guard !channel else { continue }
             #expect(doubts.contains(.failedPush) == (state.counters.failedPushes > 0), "activity \(activity)")
             #expect(doubts.contains(.observation) == (state.counters.observations > 0), "activity \(activity)")
-            let deliveries = try await temp.ledger.pool.read { db in try temp.ledger.relevantEvents(db, key: activity, hashes: false) }
+            let deliveries = try await temp.ledger.read { db in try temp.ledger.relevantEvents(db, key: activity, hashes: false) }
             let verdicts = DeliveryVerdicts.audit(activity: activity, events: deliveries.map(\.positioned), asOf: factsAt)
             if verdicts.contains(where: { ["payloadTooLarge", "futureTimestamp"].contains($0.reason) }) {
                 #expect(doubts.contains(.unsendable), "activity \(activity)")
@@ -105,7 +98,7 @@ struct ProjectionEquivalenceTests {
     func catchUpOnOpen() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(RandomWorkload(seed: 9).lines().joined(separator: "\n"))
-        let before = try Self.dump(temp.ledger)
+        let before = try await Self.dump(temp.ledger)
         try await temp.ledger.pool.write { db in
             try db.execute(sql: """
                 DELETE FROM activities; DELETE FROM tokens; DELETE FROM channel_members; DELETE FROM start_tokens;
@@ -113,7 +106,7 @@ struct ProjectionEquivalenceTests {
                 """)
         }
         let reopened = try Ledger(path: temp.path, logger: .init(label: "test"))
-        let after = try Self.dump(reopened)
+        let after = try await Self.dump(reopened)
         #expect(after == before, "\(Set(after).symmetricDifference(Set(before)).sorted().prefix(6))")
     }
 }

@@ -134,7 +134,7 @@ struct QueryTests {
         for index in 0..<8 {
             let activity = "A\(seed)-\(index)"
             // The read path before it was narrowed to `at` ≤ T: every event of the stream and its channels.
-            let all = try await temp.ledger.store.pool.read { db in try temp.ledger.relevantEvents(db, key: activity, hashes: false) }
+            let all = try await temp.ledger.read { db in try temp.ledger.relevantEvents(db, key: activity, hashes: false) }
             let events = all.map(\.positioned)
             let requested = workload.start + Int64(index) * 60
             for minutes in stride(from: -7, through: 14 * 60, by: 23) {

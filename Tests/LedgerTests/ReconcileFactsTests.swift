@@ -78,7 +78,7 @@ struct ReconcileFactsTests {
     func migrationRefills() async throws {
         let temp = try TemporaryLedger()
         _ = try await temp.append(RandomWorkload(seed: 26, activities: 12, eventsPerActivity: 4).lines().joined(separator: "\n"))
-        let before = try ProjectionEquivalenceTests.dump(temp.ledger)
+        let before = try await ProjectionEquivalenceTests.dump(temp.ledger)
         // What a file of the previous version looks like: no 103 migration, no facts columns.
         try await temp.ledger.pool.write { db in
             for column in ["facts_at", "intended_at", "intended_position", "intended_hash", "requests", "doubts"] {
@@ -87,7 +87,7 @@ struct ReconcileFactsTests {
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'ledger.103_nightly_facts'")
         }
         let reopened = try Ledger(path: temp.path, logger: .init(label: "test"))
-        let after = try ProjectionEquivalenceTests.dump(reopened)
+        let after = try await ProjectionEquivalenceTests.dump(reopened)
         #expect(after == before, "\(Set(after).symmetricDifference(Set(before)).sorted().prefix(6))")
     }
 }

@@ -24,7 +24,9 @@ struct SealingEquivalenceTests {
     }
 
     /// The generated log: four sources appended in interleaved batches, so every segment mixes namespaces.
-    static func build(_ ledger: Ledger) async throws -> Int {
+    /// With `namingEvents`, events the generators leave without an id get one derived from where they are, so
+    /// two ledgers built alike hold the same ids (`PostgresEquivalenceTests`).
+    static func build(_ ledger: Ledger, namingEvents: Bool = false) async throws -> Int {
         let sources: [(app: String?, lines: [String])] = [
             (nil, CorpusGenerator(seed: 16, activities: 120, eventsPerActivity: 18).lines().map { $0 }),
             (nil, RandomWorkload(seed: 23, activities: 30, eventsPerActivity: 25).lines()),
@@ -37,8 +39,10 @@ struct SealingEquivalenceTests {
         while offsets.indices.contains(where: { offsets[$0] < sources[$0].lines.count }) {
             for index in sources.indices where offsets[index] < sources[index].lines.count {
                 let size = min(sources[index].lines.count - offsets[index], 23 + (round * 7 + index * 11) % 41)
-                let events = try sources[index].lines[offsets[index]..<offsets[index] + size].map {
-                    try EventCodec.decode($0)
+                let events = try sources[index].lines[offsets[index]..<offsets[index] + size].enumerated().map {
+                    var event = try EventCodec.decode($0.element)
+                    if namingEvents, event.id == nil { event.id = "generated-\(index)-\(offsets[index] + $0.offset)" }
+                    return event
                 }
                 let outcomes = try await ledger.append(events, app: sources[index].app)
                 appended += outcomes.filter { !$0.duplicate }.count
@@ -251,7 +255,7 @@ struct Probe {
     private func log(_ ledger: Ledger, into answers: inout Answers, label: String) async throws {
         for app in SealingEquivalenceTests.apps {
             var exported: [UInt8] = []
-            try ledger.exportLines(app: app) { line, recorded in
+            try await ledger.exportLines(app: app) { line, recorded in
                 exported += Array("\(recorded.position) \(recorded.version) \(recorded.recordedAt) ".utf8) + line
                 exported += Array(" \(recorded.hash.map { String($0, radix: 16) }.joined())\n".utf8)
                 return true
@@ -336,7 +340,7 @@ struct Probe {
             answers.add("replay \(tag) verify", try await copy.verify().json)
             for app in SealingEquivalenceTests.apps {
                 var exported: [UInt8] = []
-                try copy.exportLines(app: app) { line, recorded in
+                try await copy.exportLines(app: app) { line, recorded in
                     exported += Array("\(recorded.position) ".utf8) + line + [0x0A]
                     return true
                 }
@@ -347,10 +351,10 @@ struct Probe {
 
     /// The projections, then rebuilt from the log (which reads it through the segments) and asked again.
     private func rebuild(_ ledger: Ledger, into answers: inout Answers) async throws {
-        answers.add("projections", Array(try ProjectionEquivalenceTests.dump(ledger).joined(separator: "\n").utf8))
+        answers.add("projections", Array(try await ProjectionEquivalenceTests.dump(ledger).joined(separator: "\n").utf8))
         let summary = try await ledger.rebuild()
         answers.add("rebuild summary", .object(["events": .int(summary.events), "activities": .int(summary.activities)]))
-        answers.add("rebuilt projections", Array(try ProjectionEquivalenceTests.dump(ledger).joined(separator: "\n").utf8))
+        answers.add("rebuilt projections", Array(try await ProjectionEquivalenceTests.dump(ledger).joined(separator: "\n").utf8))
         try await lists(ledger, into: &answers, label: "rebuilt ")
         for (app, id, times) in plan.activities.prefix(40) {
             await answers.add("rebuilt state \(app ?? "-") \(id)") {
@@ -394,7 +398,7 @@ struct Probe {
         answers.add("verify after writes", try await ledger.verify().json.dropping(["digest"]))
         for app in SealingEquivalenceTests.apps {
             var exported: [UInt8] = []
-            try ledger.exportLines(app: app) { line, recorded in
+            try await ledger.exportLines(app: app) { line, recorded in
                 exported += Array("\(recorded.position) \(recorded.version) ".utf8) + line + [0x0A]
                 return true
             }

@@ -107,17 +107,17 @@ struct UnicodeRoundTripTests {
             }
         }
         #expect(accepted > 20)
-        let exported = try Self.export(first.ledger)
+        let exported = try await Self.export(first.ledger)
         let second = try TemporaryLedger()
         _ = try await second.ledger.importJSONLines(try JSONLinesReader(path: try second.write(exported, to: "all.jsonl")))
-        #expect(try Self.export(second.ledger) == exported)
+        #expect(try await Self.export(second.ledger) == exported)
         #expect(try first.ledger.store.verify().ok)
         #expect(try second.ledger.store.verify().ok)
     }
 
-    static func export(_ ledger: Ledger) throws -> String {
+    static func export(_ ledger: Ledger) async throws -> String {
         var out: [UInt8] = []
-        try ledger.exportLines { line, _ in
+        try await ledger.exportLines { line, _ in
             out += line + [0x0A]
             return true
         }
