@@ -1,5 +1,7 @@
+import ActivityModel
 import ArgumentParser
 import Foundation
+import Ledger
 import LedgerPostgres
 import LedgerStore
 import LedgerTesting
@@ -86,7 +88,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
         print("corpus: \(count) events, \(corpus.activities) activities, seed \(seed), batches of \(batch), payload = the JSON line (\(String(format: "%.1f", Double(lineBytes) / Double(count))) bytes on average)")
 
         let tag = "bench_\(ProcessInfo.processInfo.processIdentifier)"
-        let names = ["raw", "raw_stream", "ours", "two"].map { "\(tag)_\($0)" }
+        let names = ["raw", "raw_stream", "ours", "two", "ledger", "ledger_two"].map { "\(tag)_\($0)" }
         do {
             let settings = try await server.settings()
             print("server: \(settings) (\(note))")
@@ -153,6 +155,63 @@ struct PostgresBenchmark: AsyncParsableCommand {
                     "verify after two appenders failed at position \(report.firstBadPosition ?? -1): \(report.reason ?? "checked \(report.checked) of \(count)")")
             }
 
+            // e. The ledger itself (`Ledger.append`: the domain decoder's events, projections in the same
+            //    transaction), one ledger; f. two ledgers (two pools, as two servers) on one database;
+            //    g. `state --at` on the database beside the same question of a file with the same events.
+            let ledgerBatches = try lineBatches.map { lines in try lines.map { try EventCodec.decode($0) } }
+            try await server.checkpoint()
+            let ledger = try await Ledger.open(.postgres(url: server.url(names[4])), logger: logger)
+            var ledgerSamples: [Double] = []
+            let ledgerSeconds: Double
+            let stateOnDatabase: [Double]
+            let stateOnFile: [Double]
+            let directory = TemporaryDirectory(prefix: "bench-postgres-state")
+            do {
+                ledgerSeconds = try await Measure.seconds {
+                    for events in ledgerBatches {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        _ = try await ledger.append(events)
+                        ledgerSamples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                    }
+                }
+                var configuration = LedgerConfiguration()
+                configuration.store.durability = .normal
+                let file = try Ledger(path: directory.file("ledger.sqlite"), configuration: configuration, logger: logger)
+                for events in ledgerBatches { _ = try await file.append(events) }
+                let questions = Self.stateQuestions(corpus, count: 2_000)
+                stateOnDatabase = try await Self.stateLatencies(ledger, questions)
+                stateOnFile = try await Self.stateLatencies(file, questions)
+            } catch {
+                await ledger.close()
+                throw error
+            }
+            await ledger.close()
+            try await server.checkpoint()
+            let pair = [
+                try await Ledger.open(.postgres(url: server.url(names[5])), logger: logger),
+                try await Ledger.open(.postgres(url: server.url(names[5])), logger: logger),
+            ]
+            let twoLedgerSeconds: Double
+            do {
+                twoLedgerSeconds = try await Measure.seconds {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for (index, one) in pair.enumerated() {
+                            let share = ledgerBatches.enumerated().filter { $0.offset % 2 == index }.map(\.element)
+                            group.addTask { for events in share { _ = try await one.append(events) } }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                let verified = try await pair[0].verify()
+                guard verified.ok, verified.checked == Int64(count) else {
+                    throw BenchFailure("verify after two ledgers failed: \(verified.reason ?? "checked \(verified.checked)")")
+                }
+            } catch {
+                for one in pair { await one.close() }
+                throw error
+            }
+            for one in pair { await one.close() }
+
             print("")
             Self.row("plain INSERT of the lines (baseline a)", count, plain.seconds, baseline: plain.seconds,
                      note: "raw_events(position bigserial PK, line text)")
@@ -173,10 +232,28 @@ struct PostgresBenchmark: AsyncParsableCommand {
             print(String(
                 format: "%@ ok, %lld events checked in %.2f s (%.0f /s)", Self.pad("  verify after two appenders") as NSString,
                 report.checked, verifySeconds, Double(report.checked) / verifySeconds))
+            Self.row("Ledger.append ×\(batch), projections (e)", count, ledgerSeconds, baseline: plain.seconds,
+                     note: "the ledger on PostgreSQL: decoded events, projection rows in the append's transaction")
+            let ledgerLatency = Self.percentiles(ledgerSamples)
+            print(String(
+                format: "%@ p50 %6.2f ms p99 %6.2f ms", Self.pad("  one batch of \(batch), latency") as NSString,
+                ledgerLatency.p50, ledgerLatency.p99))
+            Self.row("two ledgers (two servers' pools), one database (f)", count, twoLedgerSeconds, baseline: ledgerSeconds,
+                     note: "baseline: one ledger (e)")
+            let database = Self.percentiles(stateOnDatabase)
+            let embedded = Self.percentiles(stateOnFile)
+            print(String(
+                format: "%@ p50 %6.2f ms p99 %6.2f ms   file p50 %6.2f ms p99 %6.2f ms   (%d questions; baseline: the same ledger in a file)",
+                Self.pad("state --at on PostgreSQL (g)") as NSString, database.p50, database.p99, embedded.p50, embedded.p99,
+                stateOnDatabase.count))
             let ratio = plain.seconds / oursSeconds
             print(String(
-                format: "SPEC §8: PostgreSQL backend, batches of %d / plain PostgreSQL insert of the raw JSON lines = %.2fx (target ≥ 0.5x): %@",
+                format: "SPEC §8: PostgreSQL backend (the log), batches of %d / plain PostgreSQL insert of the raw JSON lines = %.2fx (target ≥ 0.5x): %@",
                 batch, ratio, (ratio >= 0.5 ? "met" : "NOT met") as NSString))
+            let ledgerRatio = plain.seconds / ledgerSeconds
+            print(String(
+                format: "SPEC §8: PostgreSQL backend (the ledger, with projections), batches of %d / plain insert = %.2fx (target ≥ 0.5x): %@",
+                batch, ledgerRatio, (ledgerRatio >= 0.5 ? "met" : "NOT met") as NSString))
         } catch {
             for name in names { try? await server.drop(name) }
             throw error
@@ -188,6 +265,39 @@ struct PostgresBenchmark: AsyncParsableCommand {
         print(String(
             format: "%@ %10.0f /s   baseline %10.0f /s   ratio %.2f   (%@)", Self.pad(name) as NSString,
             Double(count) / seconds, Double(count) / baseline, baseline / seconds, note as NSString))
+    }
+
+    /// (activity, time) pairs spread over the corpus: each activity's life from before its first event to after
+    /// its last.
+    static func stateQuestions(_ corpus: CorpusGenerator, count: Int) -> [(String, Instant)] {
+        var picks: [(String, Instant)] = []
+        var seen: [String: (Int64, Int64)] = [:]
+        for event in corpus where event.stream.hasPrefix("activity:") {
+            let id = String(event.stream.dropFirst("activity:".count))
+            let (low, high) = seen[id] ?? (event.at, event.at)
+            seen[id] = (min(low, event.at), max(high, event.at))
+        }
+        let ids = seen.keys.sorted()
+        guard !ids.isEmpty else { return [] }
+        for index in 0..<count {
+            let id = ids[(index * 7919) % ids.count]
+            let (low, high) = seen[id]!
+            let span = max(1, high - low + 600_000)
+            picks.append((id, Instant(milliseconds: low - 60_000 + Int64((index * 104_729) % Int(span)))))
+        }
+        return picks
+    }
+
+    /// Milliseconds each `state(activity:at:)` took, asked one after another.
+    static func stateLatencies(_ ledger: Ledger, _ questions: [(String, Instant)]) async throws -> [Double] {
+        var samples: [Double] = []
+        samples.reserveCapacity(questions.count)
+        for (activity, at) in questions {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = try? await ledger.state(activity: activity, at: at)
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+        }
+        return samples
     }
 
     /// `%-46@` does not pad on Linux.
