@@ -552,14 +552,9 @@ public final class PostgresEventLog: EventLog {
             if let store = cause as? StoreError { throw store }
             // What the caller's own code threw inside the transaction (a refused import line) passes unchanged.
             if let own = error.closureError, !(own is PSQLError), !(own is CancellationError) { throw own }
-            if let server = cause as? PSQLError { throw StoreError(.storage, "\(location): \(Self.describe(server))") }
-            throw StoreError(.storage, "\(location): \(cause.map { "\($0)" } ?? "the transaction failed")")
-        } catch let error as PSQLError {
-            throw StoreError(.storage, "\(location): \(Self.describe(error))")
-        } catch is CancellationError {
-            throw CancellationError()
+            throw Self.storageError(cause ?? StoreError(.storage, "\(location): the transaction failed"), location: location)
         } catch {
-            throw StoreError(.storage, "\(location): \(error)")
+            throw Self.storageError(error, location: location)
         }
     }
 

@@ -36,10 +36,7 @@ package final class PostgresLine: Sendable {
             } catch {
                 try? connection?.close().wait()
                 connection = nil
-                if let error = error as? PSQLError {
-                    throw StoreError(.storage, "\(url.redacted): \(PostgresEventLog.describe(error))")
-                }
-                throw StoreError(.storage, "\(url.redacted): \(error)")
+                throw PostgresEventLog.storageError(error, location: url.redacted)
             }
         }
     }

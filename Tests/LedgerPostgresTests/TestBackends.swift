@@ -68,4 +68,4 @@ func close(_ log: any EventLog) async {
 }
 
 /// PostgresNIO warns when a lease comes before `run()` has started; the tests do not read its logs.
-let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+let quiet = TestDatabase.quiet
