@@ -140,6 +140,29 @@ struct LedgerConformanceTests {
         }
     }
 
+    @Test("a NUL in a query's names finds nothing (never a storage error), and one in an attributes type is refused", arguments: Backend.all)
+    func nulBytes(backend: Backend) async throws {
+        try await backend.withLedger { ledger in
+            _ = try await ledger.append([try EventCodec.decode(Self.request("R1", id: "e1"))])
+            let missing = await #expect(throws: LedgerError.self) { try await ledger.state(activity: "R\u{0}1") }
+            #expect(missing?.code == .notFound)
+            let noEvent = await #expect(throws: LedgerError.self) { try await ledger.event(id: "e\u{0}1") }
+            #expect(noEvent?.code == .notFound)
+            for filter in [
+                ActivityFilter(installation: "I\u{0}1"), ActivityFilter(attributesType: "Ride\u{0}"),
+                ActivityFilter(channel: "c\u{0}"), ActivityFilter(app: "com.example\u{0}"),
+            ] {
+                #expect(try await ledger.activities(filter).activities.isEmpty)
+            }
+            let refused = await #expect(throws: (any Error).self) {
+                try await ledger.append([try EventCodec.decode(
+                    Self.request("R2", id: "e2").replacingOccurrences(of: "RideAttributes", with: #"Ride\u0000Attributes"#))])
+            }
+            #expect(refused is EventDecodingError || (refused as? LedgerError)?.code == .badInput, "\(String(describing: refused))")
+            #expect(try await ledger.lastPosition() == 1)
+        }
+    }
+
     @Test("a ledger waiting for appends wakes for another handle's append on the same database, and times out without one")
     func waitForOtherAppends() async throws {
         try await Backend.postgres.withLedger { ledger, url in

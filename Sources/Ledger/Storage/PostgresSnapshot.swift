@@ -18,12 +18,6 @@ struct PostgresSnapshot: LedgerSnapshot {
     /// How errors name the database (`PostgresEventLog.location`: the URL without its password).
     let location: String
 
-    init(connection: PostgresConnection, logger: Logger, location: String) {
-        self.connection = connection
-        self.logger = logger
-        self.location = location
-    }
-
     /// Rows per query of `forEachEvent`.
     static let pageSize = 2_048
 
@@ -188,13 +182,17 @@ struct PostgresSnapshot: LedgerSnapshot {
 
 extension PortableSQL {
     /// The arguments as PostgreSQL binds: a text as `text`, an integer as `bigint`.
-    var postgresBindings: PostgresBindings { Self.bindings(arguments) }
-
+    ///
+    /// PostgreSQL refuses a NUL in text, which a query parameter may hold (`?installation=a%00b`) though no stored
+    /// name can (`Identifier`). It is sent as U+0001, which no stored name holds either: an equality still matches
+    /// nothing, and a range (`>`, a prefix's bounds) still splits the stored names where it did, so the answer is
+    /// the file's — never a server error for a client's odd parameter.
     static func bindings(_ arguments: [Argument]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {
-            case .text(let text): bindings.append(text)
+            case .text(let text):
+                bindings.append(text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "\u{1}") : text)
             case .int(let value): bindings.append(value)
             }
         }
