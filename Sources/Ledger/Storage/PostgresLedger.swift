@@ -102,12 +102,18 @@ final class PostgresLedger: Sendable {
     }
 
     /// The position the projections hold, and the log's last.
+    ///
+    /// One statement, so one snapshot: an append another process commits meanwhile moves both or neither (two
+    /// statements could see the head after it and the projections before, and refuse a reader for nothing).
     func positions() async throws -> (projected: Int64, last: Int64) {
         try await log.storage {
-            let projected = try await log.client.query(
-                "SELECT position FROM projection_positions WHERE name = \(ActivityProjector.name)", logger: logger
-            ).collect().first?.decode(Int64.self) ?? 0
-            return (projected, try await log.lastPosition())
+            let row = try await log.client.query(
+                """
+                SELECT coalesce((SELECT position FROM projection_positions WHERE name = \(ActivityProjector.name)), 0),
+                       (SELECT position FROM log_head)
+                """, logger: logger
+            ).collect().first
+            return try row?.decode((Int64, Int64).self) ?? (0, 0)
         }
     }
 
