@@ -153,3 +153,41 @@ package struct PostgresNullableArray<Element: PostgresArrayEncodable & Sendable>
         }
     }
 }
+
+/// Text as PostgreSQL stores it for the ledger. PostgreSQL's `text` cannot hold U+0000, which an attributes type may
+/// (it is free text, stored exactly as sent: `UnicodeRoundTripTests`) and a query parameter may (`?installation=a%00b`).
+/// U+0000 is written as U+0001 U+0001 and U+0001 as U+0001 U+0002; every other scalar as itself. The mapping is one
+/// to one and keeps byte order (a range or a prefix bound splits the stored texts where it did), and it is the
+/// identity on every name, which holds no control character (`Identifier`): only the projection's `attributes_type`
+/// and parameters that could not match a name change.
+package enum PostgresText {
+    package static func escape(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value <= 1 }) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0: out.append(contentsOf: ["\u{1}", "\u{1}"])
+            case 1: out.append(contentsOf: ["\u{1}", "\u{2}"])
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    package static func unescape(_ text: String) -> String {
+        guard text.unicodeScalars.contains("\u{1}") else { return text }
+        var out = String.UnicodeScalarView()
+        var escaped = false
+        for scalar in text.unicodeScalars {
+            if escaped {
+                out.append(scalar == "\u{1}" ? "\u{0}" : "\u{1}")
+                escaped = false
+            } else if scalar == "\u{1}" {
+                escaped = true
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+}

@@ -47,8 +47,7 @@ extension EventCodec {
     }
 
     static func decodeRequest(_ data: FieldReader) throws(EventDecodingError) -> RequestData {
-        // A name like the others: no control characters (a NUL would be cut by SQLite and refused by PostgreSQL).
-        let attributesType = try data.name("attributesType")
+        let attributesType = try data.string("attributesType")
         let attributes = try data.required("attributes", expected: "an object")
         guard case .object = attributes else { throw data.wrong("attributes", "an object", attributes) }
         let content = try decodeContent(try data.object("content"))

@@ -285,7 +285,7 @@ struct PostgresProjectionRows: ProjectionRows {
         func text(_ index: Int) throws -> String? { try row[index].decode(String?.self) }
         func int(_ index: Int) throws -> Int64? { try row[index].decode(Int64?.self) }
         var s = ActivitySummary(activity: try row[0].decode(String.self))
-        s.attributesType = try text(1)
+        s.attributesType = try text(1).map(PostgresText.unescape)
         s.installation = try text(2)
         s.pushType = try text(3)
         s.channel = try text(4)
@@ -431,7 +431,7 @@ struct PostgresProjectionRows: ProjectionRows {
             try bindings.append(PostgresNullableArray(rows.map(value)))
         }
         bindings.append(rows.map(\.activity))
-        try text(\.attributesType)
+        try text { $0.attributesType.map(PostgresText.escape) }
         try text(\.installation)
         try text(\.pushType)
         try text(\.channel)

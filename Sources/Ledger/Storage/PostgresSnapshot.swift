@@ -181,18 +181,13 @@ struct PostgresSnapshot: LedgerSnapshot {
 }
 
 extension PortableSQL {
-    /// The arguments as PostgreSQL binds: a text as `text`, an integer as `bigint`.
-    ///
-    /// PostgreSQL refuses a NUL in text, which a query parameter may hold (`?installation=a%00b`) though no stored
-    /// name can (`Identifier`). It is sent as U+0001, which no stored name holds either: an equality still matches
-    /// nothing, and a range (`>`, a prefix's bounds) still splits the stored names where it did, so the answer is
-    /// the file's — never a server error for a client's odd parameter.
+    /// The arguments as PostgreSQL binds: a text as `text` (as `PostgresText` stores it: a parameter with a NUL
+    /// matches what it matches in the file, never a server error), an integer as `bigint`.
     static func bindings(_ arguments: [Argument]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: arguments.count)
         for argument in arguments {
             switch argument {
-            case .text(let text):
-                bindings.append(text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "\u{1}") : text)
+            case .text(let text): bindings.append(PostgresText.escape(text))
             case .int(let value): bindings.append(value)
             }
         }
