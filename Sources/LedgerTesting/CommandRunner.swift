@@ -50,33 +50,82 @@ public struct CommandRunner: Sendable {
 
     /// Runs to completion with `arguments`, feeding `input` on stdin when given.
     public func run(_ arguments: [String], input: String? = nil) throws -> Result {
-        let process = Process()
-        if let launcher {
-            process.executableURL = launcher
-            process.arguments = prefix + [executable.path] + arguments
-            // From `/`: a launcher that drops privileges may not be able to enter the caller's folder.
-            process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        } else {
-            process.executableURL = executable
-            process.arguments = arguments
+        let out = try PipePair(), err = try PipePair()
+        let inPipe = try input.map { _ in try PipePair() }
+        let child: ChildProcess
+        do {
+            if let launcher {
+                // From `/`: a launcher that drops privileges may not be able to enter the caller's folder.
+                child = try ChildProcess(
+                    launcher, prefix + [executable.path] + arguments, directory: "/",
+                    stdin: inPipe.map { .descriptor($0.reading) } ?? .null, stdout: .descriptor(out.writing),
+                    stderr: .descriptor(err.writing))
+            } else {
+                child = try ChildProcess(
+                    executable, arguments, stdin: inPipe.map { .descriptor($0.reading) } ?? .null,
+                    stdout: .descriptor(out.writing), stderr: .descriptor(err.writing))
+            }
+        } catch {
+            for pipe in [out, err] + (inPipe.map { [$0] } ?? []) { pipe.closeBoth() }
+            throw error
         }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let inPipe = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        try ProcessLaunch.start(process)
-        if let input {
-            inPipe.fileHandleForWriting.write(Data(input.utf8))
-            try inPipe.fileHandleForWriting.close()
+        out.closeWriting()
+        err.closeWriting()
+        if let input, let inPipe {
+            inPipe.closeReading()
+            let handle = FileHandle(fileDescriptor: inPipe.writing, closeOnDealloc: true)
+            handle.write(Data(input.utf8))
+            try handle.close()
         }
-        // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        // Both pipes are read to their end before waiting, stderr on a thread of its own, so a chatty child
+        // never blocks on a full pipe.
+        let errors = PipeDrain(err.reading)
+        let stdout = FileHandle(fileDescriptor: out.reading, closeOnDealloc: true).readDataToEndOfFile()
+        let stderr = errors.finish()
         return Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            status: child.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
             stderr: String(decoding: stderr, as: UTF8.self)
         )
+    }
+}
+
+/// The two descriptors of a `pipe(2)` (a child gets its end through a dup; `ChildProcess` closes the rest).
+private struct PipePair {
+    let reading: Int32
+    let writing: Int32
+
+    init() throws {
+        var descriptors: [Int32] = [0, 0]
+        guard pipe(&descriptors) == 0 else {
+            throw ChildProcessError("pipe: \(String(cString: strerror(errno)))")
+        }
+        reading = descriptors[0]
+        writing = descriptors[1]
+    }
+
+    func closeWriting() { close(writing) }
+    func closeReading() { close(reading) }
+    func closeBoth() {
+        close(reading)
+        close(writing)
+    }
+}
+
+/// Reads a descriptor to its end on a thread of its own.
+private final class PipeDrain: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ descriptor: Int32) {
+        Thread {
+            self.data = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readDataToEndOfFile()
+            self.done.signal()
+        }.start()
+    }
+
+    /// Waits for the end of the stream; all it carried.
+    func finish() -> Data {
+        done.wait()
+        return data
     }
 }

@@ -40,14 +40,14 @@ struct ProcessKillTests {
             for writer in writers[1...] { try await writer.waitForAcknowledgements(3, timeout: .seconds(60)) }
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...20)))
             let othersRunning = writers[1...].allSatisfy(\.process.isRunning)
-            kill(victim.process.processIdentifier, SIGKILL)
+            victim.process.signal(SIGKILL)
             for writer in writers { try await writer.waitForExit(timeout: .seconds(120)) }
 
-            #expect(victim.process.terminationReason == .uncaughtSignal && victim.process.terminationStatus == SIGKILL,
+            #expect(victim.process.termination == .signaled(SIGKILL),
                     "the victim ended before the kill: \(victim.errors())")
             #expect(othersRunning, "the other writers had finished before the kill: it was not under load")
             for writer in writers[1...] {
-                #expect(writer.process.terminationReason == .exit && writer.process.terminationStatus == 0,
+                #expect(writer.process.termination == .exited(0),
                         "\(writer.name) failed: \(writer.errors())")
             }
             let acknowledged = writers.map { writer in (writer.name, writer.acknowledged()) }
@@ -85,7 +85,7 @@ struct ProcessKillTests {
             let damagedReport = try await log.verify(upTo: nil)
             #expect(!damagedReport.ok)
         } catch {
-            for writer in writers where writer.process.isRunning { kill(writer.process.processIdentifier, SIGKILL) }
+            for writer in writers { writer.process.signal(SIGKILL) }
             await log.close()
             try? await database.drop()
             throw error
@@ -207,20 +207,20 @@ enum LogAudit {
 /// A `ledger-bench postgres-load` child whose stdout (its acknowledgements) and stderr are read as they come.
 final class WriterProcess: @unchecked Sendable {
     let name: String
-    let process = Process()
+    let process: ChildProcess
     private let stdout = PipeReader()
     private let stderr = PipeReader()
 
     init(_ executable: URL, url: String, name: String, batches: Int, batchSize: Int) throws {
         self.name = name
-        process.executableURL = executable
-        process.arguments = [
-            "postgres-load", "--url", url, "--writer", name, "--batches", "\(batches)", "--batch-size", "\(batchSize)",
-        ]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout.pipe
-        process.standardError = stderr.pipe
-        try ProcessLaunch.start(process)
+        process = try ChildProcess(
+            executable,
+            ["postgres-load", "--url", url, "--writer", name, "--batches", "\(batches)", "--batch-size", "\(batchSize)"],
+            stdout: .descriptor(stdout.pipe.fileHandleForWriting.fileDescriptor),
+            stderr: .descriptor(stderr.pipe.fileHandleForWriting.fileDescriptor))
+        // The child holds the writing ends now; the readers see their end when it exits.
+        try stdout.pipe.fileHandleForWriting.close()
+        try stderr.pipe.fileHandleForWriting.close()
         stdout.start()
         stderr.start()
     }
@@ -258,7 +258,7 @@ final class WriterProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning || !stdout.finished || !stderr.finished {
             guard ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 throw WriterFailure("\(name) did not finish in \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(20))

@@ -178,7 +178,7 @@ enum PushClient {
 
 /// `ledger-bench fake-apns` as a child process.
 struct FakeAPNsProcess {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     /// One JSON line per request it received.
     let log: String
@@ -191,12 +191,10 @@ struct FakeAPNsProcess {
         }
         let output = directory.file("fake-apns.out"), log = directory.file("fake-apns.jsonl")
         FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
-        process.executableURL = bench.executable
-        process.arguments = ["fake-apns", "--port", "0", "--cert", certificate, "--key", privateKey, "--log", log]
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.start(process)
+        let process = try ChildProcess(
+            bench.executable,
+            ["fake-apns", "--port", "0", "--cert", certificate, "--key", privateKey, "--log", log],
+            stdout: .file(output))
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""

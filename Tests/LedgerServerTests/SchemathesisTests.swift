@@ -29,13 +29,12 @@ struct SchemathesisTests {
         let adminKey = service.admin
         try await app.test(.live) { client in
             let port = try #require(client.port)
-            let process = Process()
-            process.executableURL = root.appendingPathComponent("Tools/fuzz-api.sh")
             var environment = ProcessInfo.processInfo.environment
             environment["FUZZ_URL"] = "http://127.0.0.1:\(port)"
             environment["FUZZ_KEY"] = adminKey
-            process.environment = environment
-            try ProcessLaunch.start(process)
+            let process = try ChildProcess(
+                root.appendingPathComponent("Tools/fuzz-api.sh"), [], environment: environment,
+                stdout: .inherit, stderr: .inherit)
             while process.isRunning { try await Task.sleep(for: .milliseconds(200)) }
             #expect(process.terminationStatus == 0)
         }

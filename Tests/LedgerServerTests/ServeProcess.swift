@@ -4,7 +4,7 @@ import LedgerTesting
 
 /// The real `activity-ledger` binary, run as a child process (for the crash test).
 struct ServeProcess {
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     /// `activity-ledger` is built next to the test bundle (`swift build --build-tests` builds it).
@@ -58,19 +58,10 @@ struct ServeProcess {
     ) async throws -> ServeProcess {
         let output = directory.file("\(name).out")
         FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments =
-            ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        if let log {
-            FileManager.default.createFile(atPath: log, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        } else {
-            process.standardError = FileHandle.nullDevice
-        }
-        try ProcessLaunch.start(process)
+        let process = try ChildProcess(
+            binary, ["serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--durability", "full"] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            stdout: .file(output), stderr: log.map { .file($0) } ?? .null)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -89,13 +80,13 @@ struct ServeProcess {
     /// and how long it took, or nil (after a SIGKILL) when it did not exit in time.
     func terminate(within limit: Duration) -> (status: Int32?, took: Duration)? {
         let start = ContinuousClock.now
-        kill(process.processIdentifier, SIGTERM)
+        process.terminate()
         while process.isRunning, ContinuousClock.now - start < limit { usleep(20_000) }
         guard !process.isRunning else {
             killNine()
             return nil
         }
-        let status = process.terminationReason == .exit ? process.terminationStatus : nil
+        guard case .exited(let status) = process.waitUntilExit() else { return (nil, ContinuousClock.now - start) }
         return (status, ContinuousClock.now - start)
     }
 
@@ -107,7 +98,7 @@ struct ServeProcess {
 
     /// SIGKILL: no drain, no clean close of the database.
     func killNine() {
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 }
@@ -115,14 +106,6 @@ struct ServeProcess {
 struct ServeError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
-}
-
-/// Runs blocking work (waiting for a process, long synchronous SQLite reads) on a thread of its own, so it
-/// does not hold one of the few cooperative threads that every other test running in parallel needs.
-func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
 }
 
 /// The acknowledged events (id → position) that `ledger` does not hold in `app` at the position acknowledged.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LedgerStore
+import LedgerTesting
 import Logging
 import Testing
 
@@ -20,15 +21,13 @@ struct CrashTests {
     func killNine(round: Int) async throws {
         let binary = try #require(Self.benchBinary(), "ledger-bench not found next to the test bundle")
         let fixture = try StoreFixture()
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["crash-writer", "--db", fixture.path]
         let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let process = try ChildProcess(
+            binary, ["crash-writer", "--db", fixture.path], stdout: .descriptor(pipe.fileHandleForWriting.fileDescriptor))
+        try pipe.fileHandleForWriting.close()
         // Let it write for a random while, then kill it without warning.
         try await Task.sleep(for: .milliseconds(Int.random(in: 400...1_500)))
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let acknowledged = output.split(separator: "\n").compactMap { line -> (Int64, String)? in

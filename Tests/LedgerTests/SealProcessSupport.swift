@@ -74,19 +74,14 @@ struct SealBench {
 
 /// One CLI process started in the background.
 final class RunningCommand {
-    let process = Process()
+    let process: ChildProcess
     let output: String
 
     init(_ executable: URL, _ arguments: [String], output: String) throws {
         self.output = output
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         _ = FileManager.default.createFile(atPath: output + ".err", contents: nil)
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: output + ".err"))
-        try process.run()
+        process = try ChildProcess(executable, arguments, stdout: .file(output), stderr: .file(output + ".err"))
     }
 
     var isRunning: Bool { process.isRunning }
@@ -94,9 +89,8 @@ final class RunningCommand {
     /// Kills it without warning (SIGKILL); true when it was still running.
     func kill9() -> Bool {
         let running = process.isRunning
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        return running && process.terminationReason == .uncaughtSignal
+        process.signal(SIGKILL)
+        return running && process.waitUntilExit() == .signaled(SIGKILL)
     }
 
     /// Waits for it and returns its exit status, standard output and standard error.
