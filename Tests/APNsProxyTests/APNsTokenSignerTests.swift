@@ -22,6 +22,7 @@ struct APNsTokenSignerTests {
     @Test("the token names the key and team, carries the issue time, and verifies with the key's public half")
     func signs() throws {
         let (path, key) = try Self.keyFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let signer = try APNsTokenSigner(p8: path, keyID: "ABC123DEFG", teamID: "TEAM123456")
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let parts = try signer.token(now: now).split(separator: ".")
@@ -36,6 +37,7 @@ struct APNsTokenSignerTests {
     @Test("a token is reused for 50 minutes and made anew before APNs' 60-minute limit")
     func refreshes() throws {
         let (path, _) = try Self.keyFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let signer = try APNsTokenSigner(p8: path, keyID: "ABC123DEFG", teamID: "TEAM123456")
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let first = try signer.token(now: start)
@@ -48,8 +50,10 @@ struct APNsTokenSignerTests {
     @Test("a file that is not a P-256 PEM key, or ids that are not Apple's, are refused naming the option")
     func refuses() throws {
         let (path, _) = try Self.keyFile()
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let junk = FileManager.default.temporaryDirectory.appendingPathComponent("junk-\(UUID().uuidString).p8").path
         try "not a key".write(toFile: junk, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: junk) }
         for (file, keyID, teamID, flag) in [
             (junk, "ABC", "TEAM", "--apns-key-file"), ("/nonexistent.p8", "ABC", "TEAM", "--apns-key-file"),
             (path, "AB\"C", "TEAM", "--apns-key-id"), (path, "ABC", "", "--apns-team-id"),

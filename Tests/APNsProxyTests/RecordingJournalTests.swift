@@ -33,7 +33,9 @@ struct RecordingJournalTests {
 
     @Test("what was not finished is recovered by the next journal; finished files are truncated or removed")
     func recovery() throws {
-        let base = Self.directory() + "/ledger.sqlite.apns-journal"
+        let folder = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let base = folder + "/ledger.sqlite.apns-journal"
         do {
             let journal = try RecordingJournal(base: base, rotateBytes: 600)
             var generations: [Int] = []
