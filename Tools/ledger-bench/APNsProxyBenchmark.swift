@@ -1,6 +1,7 @@
 import APNsProxy
 import ArgumentParser
 import Foundation
+import LedgerTesting
 import NIOCore
 
 /// SPEC §8 "APNs proxy adds ≤ 2 ms p99 to a push, measured against a local fake APNs": the same pushes sent
@@ -155,8 +156,8 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
     }
 
-    static func stop(_ process: Process) {
-        kill(process.processIdentifier, SIGTERM)
+    static func stop(_ process: ChildProcess) {
+        process.terminate()
         process.waitUntilExit()
     }
 }

@@ -43,13 +43,13 @@ struct HTTPBenchmark: AsyncParsableCommand {
             ["serve", "--db", db, "--port", "0", "--durability", durability, "--max-body-bytes", "16777216"],
             output: work + "/serve.out")
         defer {
-            kill(process.processIdentifier, SIGTERM)
+            process.terminate()
             process.waitUntilExit()
         }
         let bench = URL(fileURLWithPath: CommandLine.arguments[0]).path
         let (bare, barePort) = try Self.start(bench, ["bare-server", "--port", "0"], output: work + "/bare.out")
         defer {
-            kill(bare.processIdentifier, SIGTERM)
+            bare.terminate()
             bare.waitUntilExit()
         }
 
@@ -102,31 +102,20 @@ struct HTTPBenchmark: AsyncParsableCommand {
     }
 
     static func output(_ binary: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("\(arguments.joined(separator: " ")) failed") }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try CommandRunner(executable: URL(fileURLWithPath: binary)).run(arguments)
+        guard result.status == 0 else { throw ValidationError("\(arguments.joined(separator: " ")) failed") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Starts a server (`serve`, the bare one, the fake APNs) on a free port and waits for the line, starting with
     /// `marker`, that says where it listens.
     static func start(
         _ binary: String, _ arguments: [String], output out: String, marker: String = "listening on http://127.0.0.1:"
-    ) throws -> (Process, Int) {
-        FileManager.default.createFile(atPath: out, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 }
-        try process.run()
+    ) throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(
+            URL(fileURLWithPath: binary), arguments,
+            environment: ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 },
+            stdout: .file(out), stderr: .inherit)
         for _ in 0..<400 {
             if let port = try? port(in: out, marker: marker) { return (process, port) }
             guard process.isRunning else {

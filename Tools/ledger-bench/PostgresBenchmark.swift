@@ -486,32 +486,21 @@ final class ThrowawayCluster {
 
     /// Runs the script to its end with its output in files. Not through Foundation's `Process`: it learns of a
     /// child's exit from a socket the child inherits, which the server `start` leaves running inherits too, so
-    /// `waitUntilExit` would wait for the server. Here the child gets stdin, stdout and stderr and nothing else.
+    /// `waitUntilExit` would wait for the server. `ChildProcess` gives it stdin, stdout and stderr and nothing else.
     private static func script(_ script: String, _ arguments: [String]) throws -> CommandRunner.Result {
         let folder = NSTemporaryDirectory() + "ledger-bench-pg-script-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, folder + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, folder + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // Descriptors of ours without close-on-exec are closed before the script starts (Glibc's Swift module
-        // lacks posix_spawn_file_actions_addclosefrom_np).
-        let closeOthers = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done; exec /bin/bash "$0" "$@""#
-        let argv = ["/bin/bash", "-c", closeOthers, script] + arguments
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, &cArguments, environ)
-        guard spawned == 0 else { throw BenchFailure("cannot start \(script): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let exited = status & 0x7f == 0
+        let child = try ChildProcess(
+            URL(fileURLWithPath: "/bin/bash"), [script] + arguments, stdout: .file(folder + "/out"),
+            stderr: .file(folder + "/err"))
+        let status: Int32
+        switch child.waitUntilExit() {
+        case .exited(let code): status = code
+        case .signaled(let signal): status = 128 + signal
+        }
         return CommandRunner.Result(
-            status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f),
-            stdout: (try? String(contentsOfFile: folder + "/out", encoding: .utf8)) ?? "",
+            status: status, stdout: (try? String(contentsOfFile: folder + "/out", encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? "")
     }
 }
