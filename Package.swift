@@ -49,6 +49,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The migrations: symbolic links to Schemas/sql, their one home, compiled in as bytes.
+            resources: [
+                .embedInCode("Schema/SQL/001_event_log.sql"), .embedInCode("Schema/SQL/002_sealed_segments.sql"),
             ]
         ),
         .target(
@@ -71,6 +75,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            // The Ledger target's migrations: symbolic links to Schemas/sql/ledger, compiled in as bytes.
+            resources: [
+                .embedInCode("SQL/101_projections.sql"), .embedInCode("SQL/102_stream_owners.sql"),
+                .embedInCode("SQL/103_nightly_facts.sql"), .embedInCode("SQL/104_honoured_ends.sql"),
+                .embedInCode("SQL/105_app_namespaces.sql"), .embedInCode("SQL/201_reconcile_runs.sql"),
             ]
         ),
         // The event log on PostgreSQL, beside the SQLite file, behind the same `EventLog` protocol.
@@ -83,7 +93,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The migrations: symbolic links to Schemas/sql/postgresql, compiled in as bytes.
+            resources: [.embedInCode("SQL/001_event_log.sql"), .embedInCode("SQL/002_ledger.sql")]
         ),
         // The incident view's page, stylesheet and script, embedded (SPEC §7 "Web page").
         .target(name: "LedgerWeb", dependencies: ["Ledger", "ActivityModel"]),

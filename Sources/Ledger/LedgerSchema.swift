@@ -3,16 +3,16 @@ import Foundation
 import GRDB
 import LedgerStore
 
-/// The Ledger target's own tables, as ordered migrations. Each SQL text is identical to
-/// `Schemas/sql/ledger/<name>.sql` (a test compares them).
+/// The Ledger target's own tables, as ordered migrations: the files `Schemas/sql/ledger/<name>.sql`, compiled in
+/// (`SQL/` holds symbolic links to them, embedded as bytes by `Package.swift`).
 enum LedgerSchema {
     static let migrations: [(name: String, sql: String)] = [
-        ("101_projections", ProjectionSQL.projections + "\n"),
-        ("102_stream_owners", ProjectionSQL.streamOwners + "\n"),
-        ("103_nightly_facts", ProjectionSQL.nightlyFacts + "\n"),
-        ("104_honoured_ends", ProjectionSQL.honouredEnds + "\n"),
-        ("105_app_namespaces", ProjectionSQL.appNamespaces + "\n"),
-        ("201_reconcile_runs", ReconcileRuns.sql + "\n"),
+        ("101_projections", String(decoding: PackageResources._01_projections_sql, as: UTF8.self)),
+        ("102_stream_owners", String(decoding: PackageResources._02_stream_owners_sql, as: UTF8.self)),
+        ("103_nightly_facts", String(decoding: PackageResources._03_nightly_facts_sql, as: UTF8.self)),
+        ("104_honoured_ends", String(decoding: PackageResources._04_honoured_ends_sql, as: UTF8.self)),
+        ("105_app_namespaces", String(decoding: PackageResources._05_app_namespaces_sql, as: UTF8.self)),
+        ("201_reconcile_runs", ReconcileRuns.sql),
     ]
 
     /// The identifiers GRDB records for them.

@@ -17,7 +17,7 @@ struct PostgresSchemaTests {
         #expect(files.map { String($0.dropLast(4)) } == PostgresSchema.migrations.map(\.name))
         for migration in PostgresSchema.migrations {
             let text = try String(contentsOf: folder.appendingPathComponent(migration.name + ".sql"), encoding: .utf8)
-            #expect(text == migration.sql + "\n", "Schemas/sql/postgresql/\(migration.name).sql differs from the embedded SQL")
+            #expect(text == migration.sql, "Schemas/sql/postgresql/\(migration.name).sql differs from the compiled-in SQL")
         }
     }
 

@@ -17,7 +17,7 @@ struct SchemaTests {
         #expect(files.map { String($0.dropLast(4)) } == EventStore.migrations.map(\.name))
         for migration in EventStore.migrations {
             let text = try String(contentsOf: schemaDirectory.appendingPathComponent(migration.name + ".sql"), encoding: .utf8)
-            #expect(text == migration.sql + "\n", "Schemas/sql/\(migration.name).sql differs from the embedded SQL")
+            #expect(text == migration.sql, "Schemas/sql/\(migration.name).sql differs from the compiled-in SQL")
         }
     }
 

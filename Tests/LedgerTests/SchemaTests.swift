@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Ledger schema")
 struct LedgerSchemaTests {
-    @Test("every embedded migration is identical to its file in Schemas/sql/ledger")
+    @Test("every file in Schemas/sql/ledger is a migration, in order, and the migrations run its text")
     func migrationsMatchFiles() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

@@ -9,15 +9,8 @@ import PostgresNIO
 /// the recorded report without evaluating anything (the report holds payloads and counts that the `reconcile`
 /// events alone do not). Created by this target's own migration, `ledger.201_reconcile_runs`.
 enum ReconcileRuns {
-    static let sql = """
-        -- Nightly reconciliation runs: the report of each run id, written after its reconcile events.
-        CREATE TABLE reconcile_runs (
-            run TEXT PRIMARY KEY NOT NULL,
-            at INTEGER NOT NULL,            -- the run's time (Unix ms)
-            recorded_at INTEGER NOT NULL,   -- when it was recorded (Unix ms)
-            report TEXT NOT NULL            -- the report JSON (status recorded)
-        ) WITHOUT ROWID;
-        """
+    /// `Schemas/sql/ledger/201_reconcile_runs.sql`.
+    static let sql = String(decoding: PackageResources._01_reconcile_runs_sql, as: UTF8.self)
 
     static func migrate(_ pool: DatabasePool) throws {
         var migrator = DatabaseMigrator()

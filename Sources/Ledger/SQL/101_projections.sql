@@ -1,0 +1,1 @@
+../../../Schemas/sql/ledger/101_projections.sql

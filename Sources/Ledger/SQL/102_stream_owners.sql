@@ -1,0 +1,1 @@
+../../../Schemas/sql/ledger/102_stream_owners.sql

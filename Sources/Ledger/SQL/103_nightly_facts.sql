@@ -1,0 +1,1 @@
+../../../Schemas/sql/ledger/103_nightly_facts.sql

@@ -1,0 +1,1 @@
+../../../Schemas/sql/ledger/104_honoured_ends.sql

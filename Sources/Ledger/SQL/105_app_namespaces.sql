@@ -1,0 +1,1 @@
+../../../Schemas/sql/ledger/105_app_namespaces.sql

@@ -1,0 +1,1 @@
+../../../Schemas/sql/ledger/201_reconcile_runs.sql

@@ -1,0 +1,1 @@
+../../../Schemas/sql/postgresql/001_event_log.sql

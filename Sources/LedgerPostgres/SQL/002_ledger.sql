@@ -1,0 +1,1 @@
+../../../Schemas/sql/postgresql/002_ledger.sql

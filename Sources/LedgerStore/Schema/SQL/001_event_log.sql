@@ -1,0 +1,1 @@
+../../../../Schemas/sql/001_event_log.sql

@@ -1,0 +1,1 @@
+../../../../Schemas/sql/002_sealed_segments.sql
