@@ -50,37 +50,27 @@ public struct CommandRunner: Sendable {
 
     /// Runs to completion with `arguments`, feeding `input` on stdin when given.
     public func run(_ arguments: [String], input: String? = nil) throws -> Result {
-        let out = try PipePair(), err = try PipePair()
-        let inPipe = try input.map { _ in try PipePair() }
-        let child: ChildProcess
-        do {
-            if let launcher {
-                // From `/`: a launcher that drops privileges may not be able to enter the caller's folder.
-                child = try ChildProcess(
-                    launcher, prefix + [executable.path] + arguments, directory: "/",
-                    stdin: inPipe.map { .descriptor($0.reading) } ?? .null, stdout: .descriptor(out.writing),
-                    stderr: .descriptor(err.writing))
-            } else {
-                child = try ChildProcess(
-                    executable, arguments, stdin: inPipe.map { .descriptor($0.reading) } ?? .null,
-                    stdout: .descriptor(out.writing), stderr: .descriptor(err.writing))
-            }
-        } catch {
-            for pipe in [out, err] + (inPipe.map { [$0] } ?? []) { pipe.closeBoth() }
-            throw error
-        }
-        out.closeWriting()
-        err.closeWriting()
+        let out = Pipe(), err = Pipe()
+        let inPipe = input.map { _ in Pipe() }
+        // Through a launcher from `/`: one that drops privileges may not be able to enter the caller's folder.
+        let child = try ChildProcess(
+            launcher ?? executable, launcher == nil ? arguments : prefix + [executable.path] + arguments,
+            directory: launcher == nil ? nil : "/",
+            stdin: inPipe.map { .descriptor($0.fileHandleForReading.fileDescriptor) } ?? .null,
+            stdout: .descriptor(out.fileHandleForWriting.fileDescriptor),
+            stderr: .descriptor(err.fileHandleForWriting.fileDescriptor))
+        // The child holds its ends now; ours are closed so that each stream ends when the child does.
+        try out.fileHandleForWriting.close()
+        try err.fileHandleForWriting.close()
         if let input, let inPipe {
-            inPipe.closeReading()
-            let handle = FileHandle(fileDescriptor: inPipe.writing, closeOnDealloc: true)
-            handle.write(Data(input.utf8))
-            try handle.close()
+            try inPipe.fileHandleForReading.close()
+            inPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inPipe.fileHandleForWriting.close()
         }
         // Both pipes are read to their end before waiting, stderr on a thread of its own, so a chatty child
         // never blocks on a full pipe.
-        let errors = PipeDrain(err.reading)
-        let stdout = FileHandle(fileDescriptor: out.reading, closeOnDealloc: true).readDataToEndOfFile()
+        let errors = PipeDrain(err.fileHandleForReading)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = errors.finish()
         return Result(
             status: child.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
@@ -89,36 +79,14 @@ public struct CommandRunner: Sendable {
     }
 }
 
-/// The two descriptors of a `pipe(2)` (a child gets its end through a dup; `ChildProcess` closes the rest).
-private struct PipePair {
-    let reading: Int32
-    let writing: Int32
-
-    init() throws {
-        var descriptors: [Int32] = [0, 0]
-        guard pipe(&descriptors) == 0 else {
-            throw ChildProcessError("pipe: \(String(cString: strerror(errno)))")
-        }
-        reading = descriptors[0]
-        writing = descriptors[1]
-    }
-
-    func closeWriting() { close(writing) }
-    func closeReading() { close(reading) }
-    func closeBoth() {
-        close(reading)
-        close(writing)
-    }
-}
-
-/// Reads a descriptor to its end on a thread of its own.
+/// Reads a pipe to its end on a thread of its own.
 private final class PipeDrain: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var data = Data()
 
-    init(_ descriptor: Int32) {
+    init(_ handle: FileHandle) {
         Thread {
-            self.data = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readDataToEndOfFile()
+            self.data = handle.readDataToEndOfFile()
             self.done.signal()
         }.start()
     }
