@@ -123,15 +123,66 @@ public final class PostgresEventLog: EventLog {
         }
     }
 
-    /// Appends `batch` in one transaction that holds the head's lock throughout, and calls `alongside` inside it,
-    /// after the rows are written, with the rows and what the appender attached to each (`NewEvent.projectorInput`)
-    /// — the ledger's projections, written in the append's transaction, so they commit with it or not at all.
-    /// Appends of every process take the same lock, so what `alongside` reads is what the log says.
-    package func append(
+    /// Appends `batch` together with what `alongside` makes of the rows it writes (the ledger's projection rows),
+    /// in the one statement that writes the rows: both commit, or neither. `alongside` gets a connection to read
+    /// what it needs, the rows and what the appender attached to each (`NewEvent.projectorInput`), and returns
+    /// the write (`Parts`, whose statements are conditioned on the head as the rows are).
+    ///
+    /// Optimistic as ``append(_:)``: plan on the tail this process left (or on a look), let `alongside` read, and
+    /// write only if the head is still the one planned on. Since every append moves the head, an unchanged head
+    /// means no append committed since the look, so whatever `alongside` read after it is what the log says at that
+    /// head. After `optimisticAttempts` races, the append takes the head's lock first (as an import).
+    package func append<Parts: PostgresWriteParts>(
         _ batch: AppendBatch,
-        alongside: @escaping @Sendable (PostgresConnection, [RecordedEvent], [ProjectorInput]) async throws -> Void
+        alongside: @escaping @Sendable (PostgresConnection, [RecordedEvent], [ProjectorInput]) async throws -> Parts
     ) async throws -> AppendResult {
-        try await importTransaction { session in try await session.append(batch, alongside: alongside) }
+        try BatchWriter.validate(batch)
+        guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
+        let look = LookUp(
+            streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
+        return try await storage {
+            let optimistic = try await client.withConnection { connection -> AppendResult? in
+                for attempt in 0..<self.optimisticAttempts {
+                    // The first attempt plans on the tail when it can (no look); a plan the tail cannot judge
+                    // (a conflict, a re-sent event) is judged on a look.
+                    var fromTail = false
+                    var planned: (snapshot: Snapshot, result: AppendResult, rows: [RecordedEvent])?
+                    if attempt == 0, let snapshot = self.tailSnapshot(for: batch),
+                        let (result, rows) = try? self.plan(batch, snapshot), !rows.isEmpty,
+                        !result.duplicate.contains(true)
+                    {
+                        planned = (snapshot, result, rows)
+                        fromTail = true
+                    }
+                    if planned == nil {
+                        let snapshot = try await self.lookUp(look, on: connection)
+                        let (result, rows) = try self.plan(batch, snapshot)
+                        guard !rows.isEmpty else { return result }
+                        planned = (snapshot, result, rows)
+                    }
+                    let (snapshot, result, rows) = planned!
+                    let parts = try await alongside(connection, rows, Self.inputs(of: rows, in: batch))
+                    do {
+                        if try await self.write(rows, parts, after: snapshot.head, on: connection) {
+                            parts.committed()  // one statement outside a transaction: written is committed
+                            return result
+                        }
+                    } catch let error as PSQLError where fromTail && error.serverInfo?[.sqlState] == "23505" {
+                        continue  // an id of the batch was stored long ago (nothing written): judged on a look
+                    }
+                }
+                return nil
+            }
+            if let optimistic { return optimistic }
+            return try await self.importTransaction { session in try await session.append(batch, alongside: alongside) }
+        }
+    }
+
+    /// What the appender attached to each of `rows`, from the batch they were planned from.
+    private static func inputs(of rows: [RecordedEvent], in batch: AppendBatch) -> [ProjectorInput] {
+        var inputs: [String: ProjectorInput] = [:]
+        for event in batch.events where inputs[event.id] == nil { inputs[event.id] = event.projectorInput }
+        return rows.map { inputs[$0.id] ?? .empty }
     }
 
     /// Runs `body` in one transaction holding the head's lock, with a session that appends batches inside it
@@ -145,11 +196,11 @@ public final class PostgresEventLog: EventLog {
         let log: PostgresEventLog
         package let connection: PostgresConnection
 
-        /// Appends `batch` after everything the transaction wrote so far, calling `alongside` as
-        /// ``append(_:alongside:)`` does.
-        package func append(
+        /// Appends `batch` after everything the transaction wrote so far, with what `alongside` makes of its rows
+        /// written in the same statement, as ``append(_:alongside:)`` does.
+        package func append<Parts: PostgresWriteParts>(
             _ batch: AppendBatch,
-            alongside: @Sendable (PostgresConnection, [RecordedEvent], [ProjectorInput]) async throws -> Void
+            alongside: @Sendable (PostgresConnection, [RecordedEvent], [ProjectorInput]) async throws -> Parts
         ) async throws -> AppendResult {
             try BatchWriter.validate(batch)
             guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
@@ -158,12 +209,10 @@ public final class PostgresEventLog: EventLog {
             let snapshot = try await log.lookUp(look, on: connection)
             let (result, rows) = try log.plan(batch, snapshot)
             guard !rows.isEmpty else { return result }
-            guard try await log.write(rows, after: snapshot.head, on: connection) else {
+            let parts = try await alongside(connection, rows, PostgresEventLog.inputs(of: rows, in: batch))
+            guard try await log.write(rows, parts, after: snapshot.head, on: connection) else {
                 throw StoreError(.storage, "\(log.location): log_head moved while this import held its lock")
             }
-            var inputs: [String: ProjectorInput] = [:]
-            for event in batch.events where inputs[event.id] == nil { inputs[event.id] = event.projectorInput }
-            try await alongside(connection, rows, rows.map { inputs[$0.id] ?? .empty })
             return result
         }
 
@@ -239,17 +288,34 @@ public final class PostgresEventLog: EventLog {
         return (result, rows)
     }
 
-    /// Writes `rows` if the head is still `head`: true when written, false (nothing written) when another append
-    /// moved it.
-    private func write(_ rows: [RecordedEvent], after head: Digest, on connection: PostgresConnection) async throws -> Bool {
+    /// Writes `rows` (and `parts`) if the head is still `head`: true when written, false (nothing written) when
+    /// another append moved it.
+    private func write<Parts: PostgresWriteParts>(
+        _ rows: [RecordedEvent], _ parts: Parts, after head: Digest, on connection: PostgresConnection
+    ) async throws -> Bool {
         // Its rows are read, so that an error of a data-modifying part (raised after the SELECT's row is sent) is
         // thrown here: unread, the statement would fail in silence.
         var written = false
-        for try await (value, _) in try await connection.execute(Write(rows: rows, head: head), logger: logger) {
+        for try await (value, _) in try await connection.execute(
+            Write(rows: rows, head: head, parts: parts), logger: logger)
+        {
             written = value
         }
         if written { remember(rows) }
         return written
+    }
+
+    private func write(_ rows: [RecordedEvent], after head: Digest, on connection: PostgresConnection) async throws -> Bool {
+        try await write(rows, NoWriteParts(), after: head, on: connection)
+    }
+
+    /// The tail this process's last append left, as a snapshot to plan `batch` on, when it knows every stream of
+    /// the batch (nil: look).
+    private func tailSnapshot(for batch: AppendBatch) -> Snapshot? {
+        guard let known = tail.withLock({ $0 }), batch.events.allSatisfy({ known.versions[$0.stream] != nil }) else {
+            return nil
+        }
+        return Snapshot(head: known.head, namespacedFrom: known.namespacedFrom, versions: known.versions, stored: [:])
     }
 
     /// One round trip when this process made the log's last append: the batch is planned on the tail that append
@@ -258,15 +324,13 @@ public final class PostgresEventLog: EventLog {
     /// judged on a real look), when another process appended meanwhile (the head check), or when an id of the batch
     /// was stored long ago (the unique id index refuses the write; nothing of it is written).
     private func appendAfterTail(_ batch: AppendBatch, on connection: PostgresConnection) async throws -> AppendResult? {
-        guard let known = tail.withLock({ $0 }), batch.events.allSatisfy({ known.versions[$0.stream] != nil }) else {
-            return nil
-        }
-        let snapshot = Snapshot(head: known.head, namespacedFrom: known.namespacedFrom, versions: known.versions, stored: [:])
-        guard let (result, rows) = try? plan(batch, snapshot), !rows.isEmpty, !result.duplicate.contains(true) else {
+        guard let snapshot = tailSnapshot(for: batch), let (result, rows) = try? plan(batch, snapshot), !rows.isEmpty,
+            !result.duplicate.contains(true)
+        else {
             return nil
         }
         do {
-            return try await write(rows, after: known.head, on: connection) ? result : nil
+            return try await write(rows, after: snapshot.head, on: connection) ? result : nil
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             return nil  // a unique violation: an id of the batch is stored already
         }
@@ -291,11 +355,12 @@ public final class PostgresEventLog: EventLog {
 
     /// One statement for the whole batch, prepared once per connection: the head locked if it is still the one
     /// the batch was planned on; the rows, each column bound as an array and unnested; the head moved to the last
-    /// of them; the notification (sent by PostgreSQL at commit). Each part runs only when the head matched. In
-    /// READ COMMITTED a lock that had to wait re-reads the row it waited for, so a head another append moved
-    /// meanwhile no longer matches.
-    struct Write: PostgresPreparedStatement {
-        static let sql = """
+    /// of them; the notification (sent by PostgreSQL at commit); and what `Parts` writes beside them. Each part
+    /// runs only when the head matched. In READ COMMITTED a lock that had to wait re-reads the row it waited for,
+    /// so a head another append moved meanwhile no longer matches.
+    struct Write<Parts: PostgresWriteParts>: PostgresPreparedStatement {
+        static var sql: String {
+            """
             WITH head AS (
                 SELECT position FROM log_head WHERE position = $10 AND hash = $11 FOR UPDATE
             ), inserted AS (
@@ -307,13 +372,15 @@ public final class PostgresEventLog: EventLog {
                 UPDATE log_head SET position = $12, hash = $13 WHERE EXISTS (SELECT 1 FROM head)
             ), notified AS (
                 SELECT pg_notify('ledger_events', $12::text) FROM head
-            )
+            )\(Parts.sql(placeholdersFrom: 14))
             SELECT EXISTS (SELECT 1 FROM head), (SELECT count(*) FROM notified)
             """
+        }
         typealias Row = (Bool, Int64)
 
         var rows: [RecordedEvent]
         var head: Digest
+        var parts: Parts
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 13)
@@ -330,6 +397,7 @@ public final class PostgresEventLog: EventLog {
             try bindings.append(ByteBuffer(bytes: head.hash))
             try bindings.append(rows[rows.count - 1].position)
             try bindings.append(ByteBuffer(bytes: rows[rows.count - 1].hash))
+            try parts.bind(into: &bindings)
             return bindings
         }
 

@@ -198,6 +198,47 @@ struct LedgerConformanceTests {
         }
     }
 
+    /// Each append reads the projection rows it changes outside any transaction and writes them with its events
+    /// only if no other append committed since: three handles (three servers' pools) appending batches of the same
+    /// activities at once must leave the projections a rebuild of the log gives.
+    @Test("three handles appending the same activities at once leave projections equal to a rebuild")
+    func concurrentProjectionsEqualRebuild() async throws {
+        try await Backend.postgres.withLedger { ledger, url in
+            var lines: [String] = CorpusGenerator(seed: 11, activities: 40, eventsPerActivity: 15).lines().map { $0 }
+            lines += RandomWorkload(seed: 7, activities: 12, eventsPerActivity: 20).lines()
+            let batches = stride(from: 0, to: lines.count, by: 9).map { start in
+                Array(lines[start..<min(start + 9, lines.count)])
+            }
+            let others = [
+                try await Ledger.open(.postgres(url: url), logger: TestDatabase.quiet),
+                try await Ledger.open(.postgres(url: url), logger: TestDatabase.quiet),
+            ]
+            let handles = [ledger] + others
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (number, handle) in handles.enumerated() {
+                        group.addTask {
+                            for batch in batches.indices where batch % handles.count == number {
+                                _ = try await handle.append(try batches[batch].map { try EventCodec.decode($0) })
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            } catch {
+                for other in others { await other.close() }
+                throw error
+            }
+            for other in others { await other.close() }
+            #expect(try await ledger.lastPosition() == Int64(lines.count))
+            let inline = try await ledger.projectionDump()
+            #expect(inline.count > 60)
+            _ = try await ledger.rebuild()
+            #expect(try await ledger.projectionDump() == inline)
+            #expect(try await ledger.verify().ok)
+        }
+    }
+
     static func request(_ activity: String, id: String) -> String {
         #"{"id":"\#(id)","stream":"activity:\#(activity)","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"RideAttributes","attributes":{"ride":"\#(activity)"},"content":{"state":{"eta":5}},"pushType":"token","installation":"I1"}}"#
     }

@@ -96,10 +96,8 @@ extension Ledger {
                         let result: AppendResult
                         do {
                             result = try await session.append(AppendBatch(events: stored)) { connection, rows, inputs in
-                                try await Self.readThreads.runIfActive {
-                                    try projector.apply(
-                                        rows, inputs: inputs, to: PostgresProjectionRows(connection: connection, logger: logger))
-                                }
+                                try await PostgresLedger.projectionWrite(
+                                    rows, inputs: inputs, projector: projector, connection: connection, logger: logger)
                             }
                         } catch let error as StoreError {
                             var translated = Self.translate(error) as? LedgerError ?? LedgerError(.storage, error.description)

@@ -58,9 +58,11 @@ final class ActivityProjector: InlineProjector {
     }
 
     /// Applies `events` (with what their appender attached, `inputs`, parallel to them; none for events read back
-    /// from the log) to `rows`, and saves the position of the last.
-    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput] = [], to rows: some ProjectionRows) throws {
-        guard let last = events.last else { return }
+    /// from the log) to `rows`, and saves the position of the last. Returns `rows` as the batch left them (a
+    /// deferred `PostgresProjectionRows` holds its write).
+    @discardableResult
+    func apply<Rows: ProjectionRows>(_ events: [RecordedEvent], inputs: [ProjectorInput] = [], to rows: Rows) throws -> Rows {
+        guard let last = events.last else { return rows }
         var projected: [(ProjectionEvent, Int64)] = []
         projected.reserveCapacity(events.count)
         for index in events.indices {
@@ -74,6 +76,7 @@ final class ActivityProjector: InlineProjector {
         try batch.flush()
         var store = batch.store
         try store.savePosition(last.position)
+        return store
     }
 
     /// A stored event that came without its decoded form, decoded from its payload.

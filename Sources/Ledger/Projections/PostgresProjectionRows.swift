@@ -4,6 +4,7 @@ import LedgerPostgres
 import LedgerStore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The projection's rows in a ledger's PostgreSQL database (`Schemas/sql/postgresql/002_ledger.sql`), with
 /// exactly `SQLiteProjectionRows`'s semantics, in a constant number of round trips per batch rather than some per
@@ -12,17 +13,36 @@ import PostgresNIO
 /// many have piled up. A row not read by `prepare` is read when first asked, so correctness never depends on
 /// `prepare` having foreseen it.
 ///
-/// Used inside the append's transaction, after its lock on `log_head`: no other append changes these rows while
-/// the batch holds them. Every call blocks its thread until the server answered: call it from a thread of its
+/// An append's rows are `deferred`: read (outside any transaction), changed in memory and handed to the append's
+/// write statement, which writes them with the events only if no other append committed since the batch was
+/// planned (`PostgresEventLog.append(_:alongside:)`); what they were read from is then still what the log says.
+/// A catch-up or rebuild writes them itself, holding the head's lock. Every call blocks its thread until the server answered: call it from a thread of its
 /// own, never an event loop. PostgreSQL's errors are thrown as they come (`PostgresEventLog.storageError` names
 /// them).
 struct PostgresProjectionRows: ProjectionRows {
     let connection: PostgresConnection
     let logger: Logger
 
-    init(connection: PostgresConnection, logger: Logger) {
+    /// Deferred (an append's rows), nothing is written: the batch's rows wait in ``pendingWrite`` for the append's
+    /// own statement, which writes them only if the head is still the one they were read at. Otherwise (a catch-up
+    /// or rebuild holding the head's lock) rows are written as they pile up and at `savePosition`.
+    let deferred: Bool
+    /// Deferred, what `savePosition` left to write.
+    private(set) var pendingWrite = PostgresProjectionWrite()
+    /// Rows as this process's appends left them, and the head position the batch was planned at: rows the cache
+    /// holds at that position are taken from it, not read (deferred only; see `PostgresProjectionCache`).
+    private let cache: PostgresProjectionCache?
+    private let plannedAt: Int64
+
+    init(
+        connection: PostgresConnection, logger: Logger, deferred: Bool = false, cache: PostgresProjectionCache? = nil,
+        plannedAt: Int64 = -1
+    ) {
         self.connection = connection
         self.logger = logger
+        self.deferred = deferred
+        self.cache = deferred ? cache : nil
+        self.plannedAt = plannedAt
     }
 
     /// Rows changed and not written yet, past which `write` writes at once (a rebuild's long batches).
@@ -30,20 +50,20 @@ struct PostgresProjectionRows: ProjectionRows {
     /// Rows held (changed or not) past which a write forgets the ones it has written, to be read again if asked.
     static let heldCapacity = 65_536
 
-    private struct TokenRow: Equatable {
+    struct TokenRow: Equatable, Sendable {
         var activity: String
         var firstAt: Int64
         var deadAt: Int64?
     }
 
-    private struct Pair: Hashable {
+    struct Pair: Hashable, Sendable {
         var first: String
         var second: String
     }
 
     /// A channel's `channel_members` rows as far as read: `since` of each member known (read or added), the
     /// activities known not to be members, and whether every member is known (`members(of:at:)` needs them all).
-    private struct Channel {
+    struct Channel: Sendable {
         var since: [String: Int64] = [:]
         var absent: Set<String> = []
         var complete = false
@@ -180,12 +200,19 @@ struct PostgresProjectionRows: ProjectionRows {
             summaries[row.activity] = row
             dirtySummaries.insert(row.activity)
         }
-        if dirtyCount >= Self.writeThreshold { try writeChanges(position: nil) }
+        if !deferred, dirtyCount >= Self.writeThreshold { try writeChanges(position: nil) }
     }
 
-    /// Writes every changed row and the position, in one statement.
+    /// Writes every changed row and the position, in one statement; deferred, keeps them for ``pendingWrite``.
     mutating func savePosition(_ position: Int64) throws {
-        try writeChanges(position: position)
+        if deferred {
+            let held = PostgresProjectionCache.Rows(
+                summaries: summaries, tokens: tokens, startTokens: startTokens, channels: channels)
+            pendingWrite = takeChanges(position: position)
+            if let cache { pendingWrite.publish = (cache, held, plannedAt, position) }
+        } else {
+            try writeChanges(position: position)
+        }
     }
 
     // MARK: Reading
@@ -202,6 +229,30 @@ struct PostgresProjectionRows: ProjectionRows {
         tokens tokenKeys: Set<String> = [], startTokens startKeys: Set<Pair> = [], channels channelKeys: Set<String> = [],
         members memberKeys: Set<Pair> = []
     ) throws {
+        var tokenKeys = tokenKeys
+        var startKeys = startKeys
+        var channelKeys = channelKeys
+        var memberKeys = memberKeys
+        if let cache, !(tokenKeys.isEmpty && startKeys.isEmpty && channelKeys.isEmpty && memberKeys.isEmpty) {
+            cache.withRows(at: plannedAt) { cached in
+                for token in tokenKeys where tokens[token] == nil {
+                    guard let row = cached.tokens[token] else { continue }
+                    tokens[token] = row
+                    tokenKeys.remove(token)
+                }
+                for key in startKeys where startTokens[key] == nil {
+                    guard let at = cached.startTokens[key] else { continue }
+                    startTokens[key] = at
+                    startKeys.remove(key)
+                }
+                // A channel not held yet is taken whole as cached; what it still does not tell is read.
+                for channel in Set(channelKeys.union(memberKeys.map(\.first))) where channels[channel] == nil {
+                    channels[channel] = cached.channels[channel]
+                }
+            }
+            channelKeys = channelKeys.filter { channels[$0]?.complete != true }
+            memberKeys = memberKeys.filter { !isKnown(member: $0) }
+        }
         guard !tokenKeys.isEmpty || !startKeys.isEmpty || !channelKeys.isEmpty || !memberKeys.isEmpty else { return }
         let starts = Array(startKeys)
         let members = Array(memberKeys)
@@ -267,6 +318,16 @@ struct PostgresProjectionRows: ProjectionRows {
 
     /// Reads the summaries of `keys` in one statement; keys not found are remembered as absent.
     private mutating func loadSummaries(_ keys: Set<String>) throws {
+        var keys = keys
+        if let cache, !keys.isEmpty {
+            cache.withRows(at: plannedAt) { cached in
+                for key in keys where summaries[key] == nil {
+                    guard let row = cached.summaries[key] else { continue }
+                    summaries[key] = row
+                    keys.remove(key)
+                }
+            }
+        }
         guard !keys.isEmpty else { return }
         var bindings = PostgresBindings(capacity: 1)
         bindings.append(Array(keys))
@@ -318,6 +379,132 @@ struct PostgresProjectionRows: ProjectionRows {
 
     // MARK: Writing
 
+    /// The changed rows (each in its final state: the write overwrites) and, with `position`, the projection's
+    /// position, as one write; afterwards nothing is changed, and rows past `heldCapacity` are forgotten.
+    private mutating func takeChanges(position: Int64?) -> PostgresProjectionWrite {
+        var write = PostgresProjectionWrite(position: position)
+        write.activities = dirtySummaries.compactMap { summaries[$0] ?? nil }
+        for token in dirtyTokens {
+            guard let row = tokens[token] ?? nil else { continue }
+            write.tokens.append((token, row.activity, row.firstAt, row.deadAt))
+        }
+        for key in dirtyMembers {
+            guard let since = channels[key.first]?.since[key.second] else { continue }
+            write.members.append((key.first, key.second, since))
+        }
+        for key in dirtyStartTokens {
+            guard let at = startTokens[key] ?? nil else { continue }
+            write.startTokens.append((key.first, key.second, at))
+        }
+        dirtySummaries = []
+        dirtyTokens = []
+        dirtyMembers = []
+        dirtyStartTokens = []
+        if summaries.count + tokens.count + startTokens.count + channels.count > Self.heldCapacity {
+            summaries = [:]
+            tokens = [:]
+            startTokens = [:]
+            channels = [:]
+        }
+        return write
+    }
+
+    /// Writes the changes now, in one statement of their own.
+    private mutating func writeChanges(position: Int64?) throws {
+        let write = takeChanges(position: position)
+        guard !write.isEmpty else { return }
+        var bindings = PostgresBindings()
+        try write.bind(into: &bindings)
+        _ = try connection.rows(PostgresProjectionWrite.standaloneSQL, bindings, logger: logger)
+    }
+}
+
+/// The projection rows one append (or one part of a rebuild) writes: multi-row upserts into each table, each
+/// column bound as one array (empty arrays write nothing), and the projection's position when there is one. Part of
+/// the append's statement (`PostgresWriteParts`), or a statement of its own (`standaloneSQL`).
+struct PostgresProjectionWrite: PostgresWriteParts {
+    var activities: [ActivitySummary] = []
+    /// (token, activity, first_at, dead_at)
+    var tokens: [(String, String, Int64, Int64?)] = []
+    /// (channel, activity, since)
+    var members: [(String, String, Int64)] = []
+    /// (installation, token, at)
+    var startTokens: [(String, String, Int64)] = []
+    var position: Int64?
+    /// What to tell the cache once the write committed: every row the batch held, as of the position it wrote up
+    /// to, and the position it was planned at (`PostgresProjectionCache.publish`).
+    var publish: (cache: PostgresProjectionCache, rows: PostgresProjectionCache.Rows, plannedAt: Int64, position: Int64)?
+
+    init(position: Int64? = nil) { self.position = position }
+
+    func committed() {
+        guard let publish else { return }
+        publish.cache.publish(publish.rows, plannedAt: publish.plannedAt, position: publish.position)
+    }
+
+    var isEmpty: Bool {
+        activities.isEmpty && tokens.isEmpty && members.isEmpty && startTokens.isEmpty && position == nil
+    }
+
+    /// The write alone (placeholders from $1; its `head` always there).
+    static let standaloneSQL = "WITH head AS (SELECT 1)" + sql(placeholdersFrom: 1) + "\nSELECT 1"
+
+    /// Plain overwrites: memory holds each row's final state.
+    static func sql(placeholdersFrom first: Int) -> String {
+        var next = first
+        func placeholder(_ type: String) -> String {
+            defer { next += 1 }
+            return "$\(next)::\(type)"
+        }
+        func upsert(_ name: String, _ table: String, _ columns: [String], _ types: [String], key: [String]) -> String {
+            let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            return """
+                , \(name) AS (
+                    INSERT INTO \(table) (\(columns.joined(separator: ", ")))
+                    SELECT * FROM unnest(\(types.map { placeholder($0 + "[]") }.joined(separator: ", ")))
+                    WHERE EXISTS (SELECT 1 FROM head)
+                    ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
+                )
+                """
+        }
+        var sql = upsert("projected_activities", "activities", summaryColumns, summaryTypes, key: ["activity"])
+        sql += upsert(
+            "projected_tokens", "tokens", ["token", "activity", "first_at", "dead_at"], ["text", "text", "bigint", "bigint"],
+            key: ["token"])
+        sql += upsert(
+            "projected_members", "channel_members", ["channel", "activity", "since"], ["text", "text", "bigint"],
+            key: ["channel", "activity"])
+        sql += upsert(
+            "projected_start_tokens", "start_tokens", ["installation", "token", "at"], ["text", "text", "bigint"],
+            key: ["installation", "token"])
+        let name = placeholder("text")
+        let position = placeholder("bigint")
+        sql += """
+            , projected_position AS (
+                INSERT INTO projection_positions (name, position) SELECT \(name), \(position)
+                WHERE \(position) IS NOT NULL AND EXISTS (SELECT 1 FROM head)
+                ON CONFLICT (name) DO UPDATE SET position = excluded.position
+            )
+            """
+        return sql
+    }
+
+    func bind(into bindings: inout PostgresBindings) throws {
+        try Self.bindSummaries(activities, into: &bindings)
+        bindings.append(tokens.map(\.0))
+        bindings.append(tokens.map(\.1))
+        bindings.append(tokens.map(\.2))
+        try bindings.append(PostgresNullableArray(tokens.map(\.3)))
+        bindings.append(members.map(\.0))
+        bindings.append(members.map(\.1))
+        bindings.append(members.map(\.2))
+        bindings.append(startTokens.map(\.0))
+        bindings.append(startTokens.map(\.1))
+        bindings.append(startTokens.map(\.2))
+        bindings.append(ActivityProjector.name)
+        bindings.append(position)
+    }
+
     /// The names of `SummaryRow.columns`, in order.
     private static let summaryColumns = SummaryRow.columns.split(separator: ",").map {
         $0.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -333,92 +520,6 @@ struct PostgresProjectionRows: ProjectionRows {
             return "bytea"
         default:
             return "bigint"
-        }
-    }
-
-    /// One statement: a multi-row upsert into each table with changed rows (plain overwrites: memory holds each
-    /// row's final state) and, with `position`, the projection's position. Afterwards nothing is changed; rows
-    /// past `heldCapacity` are forgotten.
-    private mutating func writeChanges(position: Int64?) throws {
-        var parts: [String] = []
-        var bindings = PostgresBindings()
-        var count = 0
-        /// `$n` placeholders for `columns` arrays to be bound next, cast to `types`.
-        func placeholders(_ types: [String]) -> String {
-            types.map { type in
-                count += 1
-                return "$\(count)::\(type)[]"
-            }.joined(separator: ", ")
-        }
-        func upsert(_ table: String, _ columns: [String], _ types: [String], key: [String]) -> String {
-            let updates = columns.filter { !key.contains($0) }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-            return """
-                INSERT INTO \(table) (\(columns.joined(separator: ", ")))
-                SELECT * FROM unnest(\(placeholders(types)))
-                ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(updates)
-                """
-        }
-        if !dirtySummaries.isEmpty {
-            let rows = dirtySummaries.compactMap { summaries[$0] ?? nil }
-            parts.append(upsert("activities", Self.summaryColumns, Self.summaryTypes, key: ["activity"]))
-            try Self.bindSummaries(rows, into: &bindings)
-        }
-        if !dirtyTokens.isEmpty {
-            let rows = dirtyTokens.compactMap { token in (tokens[token] ?? nil).map { (token, $0) } }
-            parts.append(
-                upsert(
-                    "tokens", ["token", "activity", "first_at", "dead_at"], ["text", "text", "bigint", "bigint"],
-                    key: ["token"]))
-            bindings.append(rows.map { $0.0 })
-            bindings.append(rows.map { $0.1.activity })
-            bindings.append(rows.map { $0.1.firstAt })
-            try bindings.append(PostgresNullableArray(rows.map { $0.1.deadAt }))
-        }
-        if !dirtyMembers.isEmpty {
-            let rows = dirtyMembers.compactMap { key in channels[key.first]?.since[key.second].map { (key, $0) } }
-            parts.append(
-                upsert(
-                    "channel_members", ["channel", "activity", "since"], ["text", "text", "bigint"],
-                    key: ["channel", "activity"]))
-            bindings.append(rows.map { $0.0.first })
-            bindings.append(rows.map { $0.0.second })
-            bindings.append(rows.map { $0.1 })
-        }
-        if !dirtyStartTokens.isEmpty {
-            let rows = dirtyStartTokens.compactMap { key in (startTokens[key] ?? nil).map { (key, $0) } }
-            parts.append(
-                upsert(
-                    "start_tokens", ["installation", "token", "at"], ["text", "text", "bigint"],
-                    key: ["installation", "token"]))
-            bindings.append(rows.map { $0.0.first })
-            bindings.append(rows.map { $0.0.second })
-            bindings.append(rows.map { $0.1 })
-        }
-        if let position {
-            parts.append(
-                """
-                INSERT INTO projection_positions (name, position) VALUES ($\(count + 1), $\(count + 2))
-                ON CONFLICT (name) DO UPDATE SET position = excluded.position
-                """)
-            count += 2
-            bindings.append(ActivityProjector.name)
-            bindings.append(position)
-        }
-        guard !parts.isEmpty else { return }
-        // Each part a data-modifying WITH query: PostgreSQL runs every one to completion, read or not.
-        let sql = "WITH "
-            + parts.enumerated().map { "w\($0.offset) AS (\n\($0.element)\n)" }.joined(separator: ",\n")
-            + "\nSELECT 1"
-        _ = try connection.rows(sql, bindings, logger: logger)
-        dirtySummaries = []
-        dirtyTokens = []
-        dirtyMembers = []
-        dirtyStartTokens = []
-        if summaries.count + tokens.count + startTokens.count + channels.count > Self.heldCapacity {
-            summaries = [:]
-            tokens = [:]
-            startTokens = [:]
-            channels = [:]
         }
     }
 
@@ -460,5 +561,58 @@ struct PostgresProjectionRows: ProjectionRows {
             PostgresNullableArray(rows.map { ($0.intendedState?.hash ?? $0.intendedHash).map { ByteBuffer(bytes: $0) } }))
         bindings.append(rows.map(\.requests))
         bindings.append(rows.map(\.doubts))
+    }
+}
+
+/// The projection rows as this process's last committed append left them, valid at one head position: the next
+/// append planned at that position takes the rows it needs from here instead of reading them (an append's reads
+/// were ~1.5 ms of its ~6 ms per batch of 100; BENCHMARKS.md).
+///
+/// Rows are held only as committed state at `position`: a batch publishes what it held (everything it read at the
+/// head it was planned at, changed by its own events) after its write committed at a head still the planned one,
+/// so nothing else was committed in between. Any append, of any process, moves the head, so a cache at another
+/// position than the one a batch is planned at is not used; a rebuild rewrites the same rows. Publishing after an
+/// append planned elsewhere replaces the cache (its rows are exact at the new position), so a cache is never ahead
+/// of what was committed.
+final class PostgresProjectionCache: Sendable {
+    struct Rows: Sendable {
+        var summaries: [String: ActivitySummary?] = [:]
+        var tokens: [String: PostgresProjectionRows.TokenRow?] = [:]
+        var startTokens: [PostgresProjectionRows.Pair: Int64?] = [:]
+        var channels: [String: PostgresProjectionRows.Channel] = [:]
+
+        var count: Int { summaries.count + tokens.count + startTokens.count + channels.count }
+    }
+
+    /// Rows held at most; past it the cache starts over from the next batch.
+    static let capacity = 65_536
+
+    private let state = Mutex<(position: Int64, rows: Rows)?>(nil)
+
+    /// Runs `body` on the rows when the cache holds the rows at `position` (not at all otherwise).
+    func withRows(at position: Int64, _ body: (Rows) -> Void) {
+        state.withLock { state in
+            guard let state, state.position == position else { return }
+            body(state.rows)
+        }
+    }
+
+    /// A batch planned at `plannedAt` committed up to `position`, leaving `rows`.
+    func publish(_ rows: Rows, plannedAt: Int64, position: Int64) {
+        state.withLock { state in
+            guard state?.position == plannedAt else {
+                state = rows.count > Self.capacity ? nil : (position, rows)
+                return
+            }
+            // In place (the cache's dictionaries are not copied).
+            state!.position = position
+            for (key, row) in rows.summaries { state!.rows.summaries[key] = row }
+            for (key, row) in rows.tokens { state!.rows.tokens[key] = row }
+            for (key, row) in rows.startTokens { state!.rows.startTokens[key] = row }
+            // A channel the batch held it took whole from here (or read while the cache was elsewhere), so its
+            // knowledge includes the cache's.
+            for (key, channel) in rows.channels { state!.rows.channels[key] = channel }
+            if state!.rows.count > Self.capacity { state = nil }
+        }
     }
 }

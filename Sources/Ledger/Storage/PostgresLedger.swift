@@ -10,9 +10,9 @@ import Synchronization
 /// A ledger in a PostgreSQL database (`Schemas/sql/postgresql/`): the log (`PostgresEventLog`) and, in the same
 /// database, the projections, API keys and nightly runs. Several processes on one database are one ledger:
 ///
-/// - every append takes the lock of the one `log_head` row and writes its events and the projection rows they
-///   change in one transaction (`PostgresEventLog.append(_:alongside:)`), so each process's projections see every
-///   process's appends, in log order, and commit with them or not at all;
+/// - every append writes its events and the projection rows they change in one statement, only if the log's head is
+///   still the one they were planned and read at (`PostgresEventLog.append(_:alongside:)`), so each process's
+///   projections see every process's appends, in log order, and commit with them or not at all;
 /// - every query runs in one REPEATABLE READ READ ONLY transaction (one snapshot, as a SQLite read transaction),
 ///   its statements blocking a thread of ``Ledger/readThreads``, never a cooperative one.
 final class PostgresLedger: Sendable {
@@ -94,10 +94,31 @@ final class PostgresLedger: Sendable {
     /// Appends `batch` and applies it to the projections in the same transaction.
     func append(_ batch: AppendBatch, projector: ActivityProjector) async throws -> AppendResult {
         let logger = logger
+        let cache = projectionCache
         return try await log.append(batch) { connection, rows, inputs in
-            try await Ledger.readThreads.runIfActive {
-                try projector.apply(rows, inputs: inputs, to: PostgresProjectionRows(connection: connection, logger: logger))
-            }
+            try await Self.projectionWrite(
+                rows, inputs: inputs, projector: projector, connection: connection, cache: cache, logger: logger)
+        }
+    }
+
+    /// The projection rows this process's appends left (an append planned at the head they are valid at reads
+    /// none of them again).
+    let projectionCache = PostgresProjectionCache()
+
+    /// The projection rows `rows` change, read through `connection` (or taken from `cache`) and not written yet:
+    /// the append's statement writes them with the events (`PostgresEventLog.append(_:alongside:)`). Their reads
+    /// block a read thread.
+    static func projectionWrite(
+        _ rows: [RecordedEvent], inputs: [ProjectorInput], projector: ActivityProjector, connection: PostgresConnection,
+        cache: PostgresProjectionCache? = nil, logger: Logger
+    ) async throws -> PostgresProjectionWrite {
+        let plannedAt = (rows.first?.position ?? 1) - 1
+        return try await Ledger.readThreads.runIfActive {
+            try projector.apply(
+                rows, inputs: inputs,
+                to: PostgresProjectionRows(
+                    connection: connection, logger: logger, deferred: true, cache: cache, plannedAt: plannedAt)
+            ).pendingWrite
         }
     }
 
