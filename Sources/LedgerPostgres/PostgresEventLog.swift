@@ -85,42 +85,13 @@ public final class PostgresEventLog: EventLog {
     /// Two statements, two round trips, when no other process appends at the same moment: one reads the head, the
     /// batch's streams' last versions and its ids already stored, in one snapshot (`LookUp`); the other writes the
     /// rows, moves the head and notifies, only if the head is still the one read, locking it for the check
-    /// (`Write`). If another append moved the head in between, nothing is written and the batch is planned again
-    /// from a new look. After `optimisticAttempts` such races (3 unless told) the append takes the head's lock before it looks, so
-    /// it always gets through. Either way the rules (expected versions, re-sent ids, the chain) are the ones of
-    /// `plan`, on a snapshot no append can have changed by the time the write succeeds.
+    /// (`Write`); one, when this process made the last append and knows the batch's streams (it plans on the tail
+    /// its own write left). If another append moved the head in between, nothing is written and the batch is
+    /// planned again from a new look. After `optimisticAttempts` attempts (3 unless told) the append takes the head's
+    /// lock before it looks, so it always gets through. Either way the rules (expected versions, re-sent ids, the
+    /// chain) are the ones of `plan`, on a snapshot no append can have changed by the time the write succeeds.
     public func append(_ batch: AppendBatch) async throws -> AppendResult {
-        try BatchWriter.validate(batch)
-        guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
-        let look = LookUp(
-            streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
-        return try await storage {
-            let optimistic = try await client.withConnection { connection -> AppendResult? in
-                if self.optimisticAttempts > 0, let written = try await self.appendAfterTail(batch, on: connection) {
-                    return written
-                }
-                for _ in 0..<self.optimisticAttempts {
-                    let snapshot = try await self.lookUp(look, on: connection)
-                    let (result, rows) = try self.plan(batch, snapshot)
-                    guard !rows.isEmpty else { return result }
-                    if try await self.write(rows, after: snapshot.head, on: connection) { return result }
-                }
-                return nil
-            }
-            if let optimistic { return optimistic }
-            return try await client.withTransaction(logger: logger) { connection in
-                _ = try await connection.query("SELECT position FROM log_head FOR UPDATE", logger: self.logger).collect()
-                // After the lock, in a statement of its own: a statement's snapshot is taken when it starts, so only
-                // a statement after the lock sees every append committed before it.
-                let snapshot = try await self.lookUp(look, on: connection)
-                let (result, rows) = try self.plan(batch, snapshot)
-                guard !rows.isEmpty else { return result }
-                guard try await self.write(rows, after: snapshot.head, on: connection) else {
-                    throw StoreError(.storage, "\(self.location): log_head moved while this append held its lock")
-                }
-                return result
-            }
-        }
+        try await append(batch) { _, _, _ in NoWriteParts() }
     }
 
     /// Appends `batch` together with what `alongside` makes of the rows it writes (the ledger's projection rows),
@@ -143,8 +114,9 @@ public final class PostgresEventLog: EventLog {
         return try await storage {
             let optimistic = try await client.withConnection { connection -> AppendResult? in
                 for attempt in 0..<self.optimisticAttempts {
-                    // The first attempt plans on the tail when it can (no look); a plan the tail cannot judge
-                    // (a conflict, a re-sent event) is judged on a look.
+                    // The first attempt plans on the tail when it knows every stream of the batch (no look). A plan
+                    // the tail cannot judge (a conflict, a re-sent event) is judged on a look, and so is a write
+                    // the unique id index refused (an id of the batch stored long ago: nothing of it written).
                     var fromTail = false
                     var planned: (snapshot: Snapshot, result: AppendResult, rows: [RecordedEvent])?
                     if attempt == 0, let snapshot = self.tailSnapshot(for: batch),
@@ -305,10 +277,6 @@ public final class PostgresEventLog: EventLog {
         return written
     }
 
-    private func write(_ rows: [RecordedEvent], after head: Digest, on connection: PostgresConnection) async throws -> Bool {
-        try await write(rows, NoWriteParts(), after: head, on: connection)
-    }
-
     /// The tail this process's last append left, as a snapshot to plan `batch` on, when it knows every stream of
     /// the batch (nil: look).
     private func tailSnapshot(for batch: AppendBatch) -> Snapshot? {
@@ -316,24 +284,6 @@ public final class PostgresEventLog: EventLog {
             return nil
         }
         return Snapshot(head: known.head, namespacedFrom: known.namespacedFrom, versions: known.versions, stored: [:])
-    }
-
-    /// One round trip when this process made the log's last append: the batch is planned on the tail that append
-    /// left (no look), and written only if the head is still that tail's. Nil — and the caller looks — when a stream
-    /// of the batch is not remembered, when the plan is anything but a write (a conflict or a re-sent batch must be
-    /// judged on a real look), when another process appended meanwhile (the head check), or when an id of the batch
-    /// was stored long ago (the unique id index refuses the write; nothing of it is written).
-    private func appendAfterTail(_ batch: AppendBatch, on connection: PostgresConnection) async throws -> AppendResult? {
-        guard let snapshot = tailSnapshot(for: batch), let (result, rows) = try? plan(batch, snapshot), !rows.isEmpty,
-            !result.duplicate.contains(true)
-        else {
-            return nil
-        }
-        do {
-            return try await write(rows, after: snapshot.head, on: connection) ? result : nil
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            return nil  // a unique violation: an id of the batch is stored already
-        }
     }
 
     /// After a successful write: the tail it left. The tail it was planned on (a look's or the previous write's)
