@@ -234,7 +234,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 format: "%@ ok, %lld events checked in %.2f s (%.0f /s)", Self.pad("  verify after two appenders") as NSString,
                 report.checked, verifySeconds, Double(report.checked) / verifySeconds))
             Self.row("Ledger.append ×\(batch), projections (e)", count, ledgerSeconds, baseline: plain.seconds,
-                     note: "the ledger on PostgreSQL: decoded events, projection rows in the append's transaction")
+                     note: "the ledger on PostgreSQL: decoded events, projection rows in the append's write statement")
             let ledgerLatency = Self.percentiles(ledgerSamples)
             print(String(
                 format: "%@ p50 %6.2f ms p99 %6.2f ms", Self.pad("  one batch of \(batch), latency") as NSString,
