@@ -16,9 +16,9 @@ import Synchronization
 /// An append's rows are `deferred`: read (outside any transaction), changed in memory and handed to the append's
 /// write statement, which writes them with the events only if no other append committed since the batch was
 /// planned (`PostgresEventLog.append(_:alongside:)`); what they were read from is then still what the log says.
-/// A catch-up or rebuild writes them itself, holding the head's lock. Every call blocks its thread until the server answered: call it from a thread of its
-/// own, never an event loop. PostgreSQL's errors are thrown as they come (`PostgresEventLog.storageError` names
-/// them).
+/// A catch-up or rebuild writes them itself, holding the head's lock. Every call blocks its thread until the
+/// server answered: call it from a thread of its own, never an event loop. PostgreSQL's errors are thrown as they
+/// come (`PostgresEventLog.storageError` names them).
 struct PostgresProjectionRows: ProjectionRows {
     let connection: PostgresConnection
     let logger: Logger
@@ -69,11 +69,8 @@ struct PostgresProjectionRows: ProjectionRows {
         var complete = false
     }
 
-    /// Known rows; a nil value: known to have no row.
-    private var summaries: [String: ActivitySummary?] = [:]
-    private var tokens: [String: TokenRow?] = [:]
-    private var startTokens: [Pair: Int64?] = [:]
-    private var channels: [String: Channel] = [:]
+    /// Known rows (a nil value: known to have no row), in the cache's own shape, so publishing them is a copy.
+    private var held = PostgresProjectionCache.Rows()
 
     /// Rows changed since last written.
     private var dirtySummaries: Set<String> = []
@@ -133,61 +130,61 @@ struct PostgresProjectionRows: ProjectionRows {
             }
         }
         try load(
-            tokens: tokenKeys.filter { tokens[$0] == nil },
-            startTokens: startTokenKeys.filter { startTokens[$0] == nil },
-            channels: fullChannels.filter { channels[$0]?.complete != true },
+            tokens: tokenKeys.filter { held.tokens[$0] == nil },
+            startTokens: startTokenKeys.filter { held.startTokens[$0] == nil },
+            channels: fullChannels.filter { held.channels[$0]?.complete != true },
             members: memberKeys.filter { !isKnown(member: $0) })
         for channel in fullChannels {
-            if let members = channels[channel]?.since { activityKeys.formUnion(members.keys) }
+            if let members = held.channels[channel]?.since { activityKeys.formUnion(members.keys) }
         }
-        try loadSummaries(activityKeys.filter { summaries[$0] == nil })
+        try loadSummaries(activityKeys.filter { held.summaries[$0] == nil })
     }
 
     mutating func addStartToken(installation: String, token: String, at: Int64) throws {
         let key = Pair(first: installation, second: token)
-        if startTokens[key] == nil { try load(startTokens: [key]) }
-        let stored = startTokens[key] ?? nil
-        startTokens[key] = min(stored ?? at, at)
+        if held.startTokens[key] == nil { try load(startTokens: [key]) }
+        let stored = held.startTokens[key] ?? nil
+        held.startTokens[key] = min(stored ?? at, at)
         dirtyStartTokens.insert(key)
     }
 
     mutating func addToken(_ token: String, activity: String, at: Int64) throws {
-        if tokens[token] == nil { try load(tokens: [token]) }
-        if var row = tokens[token] ?? nil {
+        if held.tokens[token] == nil { try load(tokens: [token]) }
+        if var row = held.tokens[token] ?? nil {
             // As SQLite's upsert: the first activity stays, the earliest time wins.
             row.firstAt = min(row.firstAt, at)
-            tokens[token] = row
+            held.tokens[token] = row
         } else {
-            tokens[token] = TokenRow(activity: activity, firstAt: at, deadAt: nil)
+            held.tokens[token] = TokenRow(activity: activity, firstAt: at, deadAt: nil)
         }
         dirtyTokens.insert(token)
     }
 
     mutating func killToken(_ token: String, from: Int64) throws {
-        if tokens[token] == nil { try load(tokens: [token]) }
-        guard var row = tokens[token] ?? nil else { return }  // not stored: left alone
+        if held.tokens[token] == nil { try load(tokens: [token]) }
+        guard var row = held.tokens[token] ?? nil else { return }  // not stored: left alone
         row.deadAt = min(row.deadAt ?? from, from)
-        tokens[token] = row
+        held.tokens[token] = row
         dirtyTokens.insert(token)
     }
 
     mutating func addMember(channel: String, activity: String, since: Int64) throws {
         let key = Pair(first: channel, second: activity)
         if !isKnown(member: key) { try load(members: [key]) }
-        let stored = channels[channel]?.since[activity]
-        channels[channel, default: Channel()].since[activity] = min(stored ?? since, since)
-        channels[channel]?.absent.remove(activity)
+        let stored = held.channels[channel]?.since[activity]
+        held.channels[channel, default: Channel()].since[activity] = min(stored ?? since, since)
+        held.channels[channel]?.absent.remove(activity)
         dirtyMembers.insert(key)
     }
 
     mutating func members(of channel: String, at: Int64) throws -> [String] {
-        if channels[channel]?.complete != true { try load(channels: [channel]) }
-        return channels[channel, default: Channel()].since.compactMap { $0.value <= at ? $0.key : nil }
+        if held.channels[channel]?.complete != true { try load(channels: [channel]) }
+        return held.channels[channel, default: Channel()].since.compactMap { $0.value <= at ? $0.key : nil }
     }
 
     mutating func summary(_ activity: String) throws -> ActivitySummary? {
-        if summaries[activity] == nil { try loadSummaries([activity]) }
-        return summaries[activity] ?? nil
+        if held.summaries[activity] == nil { try loadSummaries([activity]) }
+        return held.summaries[activity] ?? nil
     }
 
     /// Held as SQLite would read them back: the intended state's hash in `intendedHash`, no state.
@@ -197,7 +194,7 @@ struct PostgresProjectionRows: ProjectionRows {
                 row.intendedHash = state.hash
                 row.intendedState = nil
             }
-            summaries[row.activity] = row
+            held.summaries[row.activity] = row
             dirtySummaries.insert(row.activity)
         }
         if !deferred, dirtyCount >= Self.writeThreshold { try writeChanges(position: nil) }
@@ -206,10 +203,9 @@ struct PostgresProjectionRows: ProjectionRows {
     /// Writes every changed row and the position, in one statement; deferred, keeps them for ``pendingWrite``.
     mutating func savePosition(_ position: Int64) throws {
         if deferred {
-            let held = PostgresProjectionCache.Rows(
-                summaries: summaries, tokens: tokens, startTokens: startTokens, channels: channels)
+            let rows = held
             pendingWrite = takeChanges(position: position)
-            if let cache { pendingWrite.publish = (cache, held, plannedAt, position) }
+            if let cache { pendingWrite.publish = (cache, rows, plannedAt, position) }
         } else {
             try writeChanges(position: position)
         }
@@ -218,7 +214,7 @@ struct PostgresProjectionRows: ProjectionRows {
     // MARK: Reading
 
     private func isKnown(member key: Pair) -> Bool {
-        guard let channel = channels[key.first] else { return false }
+        guard let channel = held.channels[key.first] else { return false }
         return channel.complete || channel.since[key.second] != nil || channel.absent.contains(key.second)
     }
 
@@ -235,22 +231,22 @@ struct PostgresProjectionRows: ProjectionRows {
         var memberKeys = memberKeys
         if let cache, !(tokenKeys.isEmpty && startKeys.isEmpty && channelKeys.isEmpty && memberKeys.isEmpty) {
             cache.withRows(at: plannedAt) { cached in
-                for token in tokenKeys where tokens[token] == nil {
+                for token in tokenKeys where held.tokens[token] == nil {
                     guard let row = cached.tokens[token] else { continue }
-                    tokens[token] = row
+                    held.tokens[token] = row
                     tokenKeys.remove(token)
                 }
-                for key in startKeys where startTokens[key] == nil {
+                for key in startKeys where held.startTokens[key] == nil {
                     guard let at = cached.startTokens[key] else { continue }
-                    startTokens[key] = at
+                    held.startTokens[key] = at
                     startKeys.remove(key)
                 }
                 // A channel not held yet is taken whole as cached; what it still does not tell is read.
-                for channel in Set(channelKeys.union(memberKeys.map(\.first))) where channels[channel] == nil {
-                    channels[channel] = cached.channels[channel]
+                for channel in Set(channelKeys.union(memberKeys.map(\.first))) where held.channels[channel] == nil {
+                    held.channels[channel] = cached.channels[channel]
                 }
             }
-            channelKeys = channelKeys.filter { channels[$0]?.complete != true }
+            channelKeys = channelKeys.filter { held.channels[$0]?.complete != true }
             memberKeys = memberKeys.filter { !isKnown(member: $0) }
         }
         guard !tokenKeys.isEmpty || !startKeys.isEmpty || !channelKeys.isEmpty || !memberKeys.isEmpty else { return }
@@ -265,38 +261,40 @@ struct PostgresProjectionRows: ProjectionRows {
         bindings.append(members.map(\.second))
         let rows = try connection.rows(Self.loadSQL, bindings, logger: logger)
         // Absent unless found.
-        for token in tokenKeys where tokens[token] == nil { tokens.updateValue(nil, forKey: token) }
-        for key in startKeys where startTokens[key] == nil { startTokens.updateValue(nil, forKey: key) }
-        for key in memberKeys where !isKnown(member: key) { channels[key.first, default: Channel()].absent.insert(key.second) }
+        for token in tokenKeys where held.tokens[token] == nil { held.tokens.updateValue(nil, forKey: token) }
+        for key in startKeys where held.startTokens[key] == nil { held.startTokens.updateValue(nil, forKey: key) }
+        for key in memberKeys where !isKnown(member: key) {
+            held.channels[key.first, default: Channel()].absent.insert(key.second)
+        }
         var found: [String: [String: Int64]] = [:]
         for row in rows {
             let (kind, a, b, c, d) = try row.decode((Int32, String, String, Int64, Int64?).self)
             switch kind {
             case 0:
-                if tokens[a] == .some(nil) { tokens[a] = TokenRow(activity: b, firstAt: c, deadAt: d) }
+                if held.tokens[a] == .some(nil) { held.tokens[a] = TokenRow(activity: b, firstAt: c, deadAt: d) }
             case 1:
                 let key = Pair(first: a, second: b)
-                if startTokens[key] == .some(nil) { startTokens[key] = c }
+                if held.startTokens[key] == .some(nil) { held.startTokens[key] = c }
             case 2:
                 found[a, default: [:]][b] = c
             default:
-                if channels[a]?.absent.contains(b) == true {
-                    channels[a]?.absent.remove(b)
-                    channels[a]?.since[b] = c
+                if held.channels[a]?.absent.contains(b) == true {
+                    held.channels[a]?.absent.remove(b)
+                    held.channels[a]?.since[b] = c
                 }
             }
         }
         for channel in channelKeys {
-            var held = channels[channel, default: Channel()]
-            guard !held.complete else { continue }
+            var known = held.channels[channel, default: Channel()]
+            guard !known.complete else { continue }
             // Rows held are kept (changed since read, or added); rows known absent and not added stay absent.
-            for (activity, since) in found[channel] ?? [:] where held.since[activity] == nil {
-                if held.absent.contains(activity) { continue }
-                held.since[activity] = since
+            for (activity, since) in found[channel] ?? [:] where known.since[activity] == nil {
+                if known.absent.contains(activity) { continue }
+                known.since[activity] = since
             }
-            held.absent = []
-            held.complete = true
-            channels[channel] = held
+            known.absent = []
+            known.complete = true
+            held.channels[channel] = known
         }
     }
 
@@ -321,9 +319,9 @@ struct PostgresProjectionRows: ProjectionRows {
         var keys = keys
         if let cache, !keys.isEmpty {
             cache.withRows(at: plannedAt) { cached in
-                for key in keys where summaries[key] == nil {
+                for key in keys where held.summaries[key] == nil {
                     guard let row = cached.summaries[key] else { continue }
-                    summaries[key] = row
+                    held.summaries[key] = row
                     keys.remove(key)
                 }
             }
@@ -333,10 +331,10 @@ struct PostgresProjectionRows: ProjectionRows {
         bindings.append(Array(keys))
         let rows = try connection.rows(
             "SELECT \(SummaryRow.columns) FROM activities WHERE activity = ANY($1::text[])", bindings, logger: logger)
-        for key in keys where summaries[key] == nil { summaries.updateValue(nil, forKey: key) }
+        for key in keys where held.summaries[key] == nil { held.summaries.updateValue(nil, forKey: key) }
         for row in rows {
             let summary = try Self.decodeSummary(row)
-            if summaries[summary.activity] == .some(nil) { summaries[summary.activity] = summary }
+            if held.summaries[summary.activity] == .some(nil) { held.summaries[summary.activity] = summary }
         }
     }
 
@@ -383,28 +381,25 @@ struct PostgresProjectionRows: ProjectionRows {
     /// position, as one write; afterwards nothing is changed, and rows past `heldCapacity` are forgotten.
     private mutating func takeChanges(position: Int64?) -> PostgresProjectionWrite {
         var write = PostgresProjectionWrite(position: position)
-        write.activities = dirtySummaries.compactMap { summaries[$0] ?? nil }
+        write.activities = dirtySummaries.compactMap { held.summaries[$0] ?? nil }
         for token in dirtyTokens {
-            guard let row = tokens[token] ?? nil else { continue }
+            guard let row = held.tokens[token] ?? nil else { continue }
             write.tokens.append((token, row.activity, row.firstAt, row.deadAt))
         }
         for key in dirtyMembers {
-            guard let since = channels[key.first]?.since[key.second] else { continue }
+            guard let since = held.channels[key.first]?.since[key.second] else { continue }
             write.members.append((key.first, key.second, since))
         }
         for key in dirtyStartTokens {
-            guard let at = startTokens[key] ?? nil else { continue }
+            guard let at = held.startTokens[key] ?? nil else { continue }
             write.startTokens.append((key.first, key.second, at))
         }
         dirtySummaries = []
         dirtyTokens = []
         dirtyMembers = []
         dirtyStartTokens = []
-        if summaries.count + tokens.count + startTokens.count + channels.count > Self.heldCapacity {
-            summaries = [:]
-            tokens = [:]
-            startTokens = [:]
-            channels = [:]
+        if held.count > Self.heldCapacity {
+            held = PostgresProjectionCache.Rows()
         }
         return write
     }
