@@ -106,6 +106,32 @@ struct ReconcileNightlyTests {
         #expect(try temp.ledger.store.lastPosition() == position)
     }
 
+    @Test("a run cut short after recording its events and before its report records none of them twice when run again")
+    func interruptedRunRecordsOnce() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let first = try await Self.run(temp, runID: "night-cut")
+        let position = try temp.ledger.store.lastPosition()
+        // What a crash between the last reconcile event and the report leaves.
+        try await temp.ledger.pool.write { db in try db.execute(sql: "DELETE FROM reconcile_runs") }
+        let again = try await Self.run(temp, runID: "night-cut")
+        #expect(again.status == .recorded)
+        #expect(again.entries == first.entries)
+        #expect(again.recordedEvents == 0)
+        #expect(try temp.ledger.store.lastPosition() == position)
+        // The run's ids share its first 8 bytes (one narrow range of the id index); another run's do not.
+        let other = try await Self.run(temp, runID: "night-other")
+        let prefixes = try await temp.ledger.pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT hex(substr(id, 1, 8)) FROM events WHERE type = 'reconcile' ORDER BY position
+                    """)
+        }
+        #expect(first.recordedEvents > 1 && other.recordedEvents > 1)
+        #expect(prefixes.count == 2)
+    }
+
     @Test("phases are evaluated as of the run's time, not the machine clock")
     func asOfRunTime() async throws {
         let temp = try TemporaryLedger()

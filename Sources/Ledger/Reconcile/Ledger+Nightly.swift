@@ -112,7 +112,7 @@ extension Ledger {
         for entry in entries {
             events.append(
                 LedgerEvent(
-                    id: ReconcileIDs.id(run: run, activity: entry.activity, kind: "reconcile"),
+                    id: ReconcileIDs.nightlyID(run: run, activity: entry.activity),
                     stream: .activity(entry.activity), at: at, source: .ledger,
                     data: .reconcile(
                         ReconcileData(

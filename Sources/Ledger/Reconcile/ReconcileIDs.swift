@@ -1,4 +1,6 @@
 import ActivityModel
+import Crypto
+import Formats
 
 /// Deterministic event ids for what reconciliation records, so re-running the same run (or re-sending the same
 /// snapshot) appends the same ids again, which the log treats as no-ops.
@@ -6,6 +8,20 @@ enum ReconcileIDs {
     /// A UUID-shaped id derived from run, activity and kind (`DerivedID`).
     static func id(run: String, activity: String, kind: String) -> String {
         DerivedID.uuid(run + "\u{0}" + activity + "\u{0}" + kind)
+    }
+
+    /// The id of a nightly run's `reconcile` event on `activity`: a version-8 UUID whose first 8 bytes are the
+    /// run's (SHA-256 of `run`) and last 8 the activity's (SHA-256 of `run`, NUL, `activity`).
+    ///
+    /// A run records tens of thousands of events at once. With ids spread over the whole id index (as `id`'s
+    /// are), each one dirtied a page of its own in an index of millions: recording 60,000 findings over a million
+    /// activities wrote ~1.5 GB (BENCHMARKS.md, "nightly"). Sharing the run's prefix keeps a run's ids in one narrow
+    /// range of the index. Earlier builds used `id(run:activity:kind: "reconcile")`, so a run cut short by a crash
+    /// under one of them and finished by this one records its first part's findings a second time.
+    static func nightlyID(run: String, activity: String) -> String {
+        let prefix = SHA256.hash(data: Array(run.utf8)).prefix(8)
+        let suffix = SHA256.hash(data: Array((run + "\u{0}" + activity).utf8)).prefix(8)
+        return CanonicalUUID.make(version: 8, from: Array(prefix) + Array(suffix))
     }
 
     /// The run id of a foreground resync: `resync:<installation>:<at>` (SPEC §2 `reconcile.run`).
