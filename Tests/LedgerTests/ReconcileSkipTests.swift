@@ -15,7 +15,7 @@ struct ReconcileSkipTests {
     typealias F = ReconcileFixtures
 
     /// SPEC §5 by a plain fold of the whole log: what the nightly report must hold, entry for entry.
-    static func oracle(_ ledger: Ledger, truth: String, run: String, at: Instant) throws -> [NightlyEntry] {
+    static func oracle(_ ledger: Ledger, truth: String, run: String, at: Instant) async throws -> [NightlyEntry] {
         var own: [String: [PositionedEvent]] = [:]
         var channels: [PositionedEvent] = []
         try ledger.store.forEachEvent(after: 0) { recorded in
@@ -31,9 +31,9 @@ struct ReconcileSkipTests {
         let path = FileManager.default.temporaryDirectory.path + "/skip-oracle-\(UUID().uuidString).jsonl"
         try truth.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try spool.load(try JSONLinesReader(path: path))
+        try await spool.load(try JSONLinesReader(path: path))
         var items: [String: TruthSpool.Row] = [:]
-        for row in try spool.page(after: nil, limit: 1_000_000) { items[row.activity] = row }
+        for row in try spool.pages.page(after: nil, limit: 1_000_000) { items[row.activity] = row }
 
         var entries: [NightlyEntry] = []
         for id in Set(own.keys).union(items.keys) {
@@ -110,7 +110,7 @@ struct ReconcileSkipTests {
             let at = Instant(seconds: random.start + offset)
             let truth = await Self.truth(reference.ledger, activities: ids, at: at, round: round)
             let run = "skip-\(seed)-\(round)"
-            let expected = try Self.oracle(reference.ledger, truth: truth, run: run, at: at)
+            let expected = try await Self.oracle(reference.ledger, truth: truth, run: run, at: at)
             let all = try await ReconcileFactsTests.run(reference.ledger, truth: truth, run: run, at: at, foldAll: true)
             let mine = try await ReconcileFactsTests.run(normal.ledger, truth: truth, run: run, at: at, foldAll: false)
             let when = "seed \(seed), at \(at.rfc3339)"

@@ -44,7 +44,7 @@ extension Ledger {
         let runID = ReconcileRuns.key(runID, app: app)
 
         let spool = try TruthSpool()
-        try spool.load(truth) { progress(NightlyProgress(phase: .readingTruth, done: $0)) }
+        try await spool.load(truth) { progress(NightlyProgress(phase: .readingTruth, done: $0)) }
         var report = NightlyReport(
             run: runID, at: at, status: .recorded, strict: strict, summary: [:], entries: [],
             invalidLines: spool.invalid, invalidLineCount: spool.invalidCount, truthLines: spool.lines,

@@ -45,30 +45,75 @@ struct NightlyScan {
             let activity = after?.activity
             return try await ledger.read { db in try Self.page(db, after: activity, app: app) }
         }
-        truth = SortedCursor { after in try spool.page(after: after?.activity) }
+        let pages = spool.pages
+        truth = SortedCursor { after in try pages.page(after: after?.activity) }
     }
 
     /// The entries of the next ledger page (and of the truth items that fall before it), or nil when done.
+    ///
+    /// Pages are pipelined: a page's candidates are folded and judged in a task of their own while the next page is
+    /// merged (and the one after it read, `SortedCursor`), so the scan keeps both cores busy. Entries still come
+    /// back page by page in activity-id order.
     mutating func next() async throws -> [NightlyEntry]? {
+        do {
+            while true {
+                let merged = try await merge()
+                let previous = judging
+                judging = merged.map { merged in
+                    let (ledger, at, run, app) = (ledger, at, run, app)
+                    return Task {
+                        var entries = merged.entries
+                        entries += try await Self.evaluate(
+                            merged.candidates, ledger: ledger, at: at, run: run, app: app)
+                        entries.sort { Self.precedes($0.activity, $1.activity) }
+                        return entries
+                    }
+                }
+                if let previous { return try await previous.value }
+                if merged == nil { return nil }
+            }
+        } catch {
+            cancel()
+            throw error
+        }
+    }
+
+    /// Stops the work in flight (a failed scan).
+    func cancel() {
+        judging?.cancel()
+        activities.cancel()
+        truth.cancel()
+    }
+
+    /// A merged page: the entries decided without folding, and the candidates to fold.
+    private struct Merged: Sendable {
+        var entries: [NightlyEntry] = []
+        var candidates: [Candidate] = []
+    }
+
+    /// The page being folded and judged.
+    private var judging: Task<[NightlyEntry], any Error>?
+
+    /// Merges the next ledger page with the truth items up to it; nil when both are done.
+    private mutating func merge() async throws -> Merged? {
         guard !finished else { return nil }
         let page = try await activities.takePage()
-        var entries: [NightlyEntry] = []
+        var merged = Merged()
         guard !page.isEmpty else {
             // Truth items after the last activity: none of them has one.
             while let item = try await truth.peek() {
-                entries.append(missing(item))
+                merged.entries.append(missing(item))
                 truth.advance()
-                if entries.count == Self.pageSize { return entries }
+                if merged.entries.count == Self.pageSize { return merged }
             }
             finished = true
-            return entries.isEmpty ? nil : entries
+            return merged.entries.isEmpty ? nil : merged
         }
         scanned += page.count
         let t = at.milliseconds
-        var candidates: [Candidate] = []
         for row in page {
             while let item = try await truth.peek(), Self.precedes(item.activity, row.activity) {
-                entries.append(missing(item))
+                merged.entries.append(missing(item))
                 truth.advance()
             }
             var match: TruthSpool.Row?
@@ -77,7 +122,7 @@ struct NightlyScan {
                 truth.advance()
             }
             guard let requested = row.requestedAt, requested <= t else {
-                if let match { entries.append(missing(match)) }
+                if let match { merged.entries.append(missing(match)) }
                 continue
             }
             // A recorded dismissal by `at`: the fold says dismissed, and the dismissal rules out `expired`.
@@ -88,21 +133,18 @@ struct NightlyScan {
             // several requests that the fold never hears of, so those rows are folded.
             if let ended = row.endedAt, ended <= t, row.facts.requests == 1 || !row.facts.channel { continue }
             if !foldAll, row.facts.settled(at: t, truth: match) { continue }
-            candidates.append(Candidate(row: row, truth: match))
+            merged.candidates.append(Candidate(row: row, truth: match))
         }
-        entries += try await evaluate(candidates)
-        entries.sort { Self.precedes($0.activity, $1.activity) }
-        return entries
+        folded += merged.candidates.count
+        return merged
     }
 
     /// Folds and judges the candidates of a page, split over the cores: each chunk reads in its own snapshot
     /// (the pool's concurrent readers), so the merge order is kept by reassembling the chunks in order.
-    private mutating func evaluate(_ candidates: [Candidate]) async throws -> [NightlyEntry] {
+    private static func evaluate(
+        _ candidates: [Candidate], ledger: Ledger, at: Instant, run: String, app: String?
+    ) async throws -> [NightlyEntry] {
         guard !candidates.isEmpty else { return [] }
-        folded += candidates.count
-        let ledger = self.ledger
-        let at = self.at
-        let run = self.run
         let chunkSize = max(64, (candidates.count + Self.parallelism - 1) / Self.parallelism)
         let chunks = stride(from: 0, to: candidates.count, by: chunkSize).map {
             Array(candidates[$0..<min($0 + chunkSize, candidates.count)])
@@ -110,7 +152,7 @@ struct NightlyScan {
         if chunks.count == 1 { return try await Self.judge(chunks[0], ledger: ledger, at: at, run: run, app: app) }
         return try await withThrowingTaskGroup(of: (Int, [NightlyEntry]).self) { group in
             for (index, chunk) in chunks.enumerated() {
-                group.addTask { [app] in (index, try await Self.judge(chunk, ledger: ledger, at: at, run: run, app: app)) }
+                group.addTask { (index, try await Self.judge(chunk, ledger: ledger, at: at, run: run, app: app)) }
             }
             var results = [[NightlyEntry]](repeating: [], count: chunks.count)
             for try await (index, entries) in group { results[index] = entries }
