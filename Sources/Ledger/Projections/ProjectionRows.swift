@@ -34,6 +34,17 @@ struct SQLiteProjectionRows: ProjectionRows {
     let tables: ProjectionTables
     private var selectSummary: Statement?
     private var insertSummary: Statement?
+    private var updateSummary: Statement?
+    /// The indexed columns of the rows known to be stored (read by `summary` or written here), so that a row whose
+    /// indexed columns did not change is updated in place (`SummaryRow.updateStatement`). Bounded by
+    /// `storedCapacity` (a rebuild writes every activity through one value): a row not known is replaced.
+    private var stored: [String: SummaryRow.Indexed] = [:]
+    static let storedCapacity = 65_536
+
+    private mutating func remember(_ activity: String, _ indexed: SummaryRow.Indexed) {
+        if stored.count >= Self.storedCapacity { stored.removeAll(keepingCapacity: true) }
+        stored[activity] = indexed
+    }
 
     init(db: Database, tables: ProjectionTables = .live) {
         self.db = db
@@ -84,12 +95,23 @@ struct SQLiteProjectionRows: ProjectionRows {
 
     mutating func summary(_ activity: String) throws -> ActivitySummary? {
         if selectSummary == nil { selectSummary = try SummaryRow.selectStatement(db, table: tables.activities) }
-        return try SummaryRow.fetch(selectSummary!, activity: activity, db: db)
+        let row = try SummaryRow.fetch(selectSummary!, activity: activity, db: db)
+        if let row { remember(activity, SummaryRow.Indexed(row)) }
+        return row
     }
 
     mutating func write(_ rows: some Sequence<ActivitySummary>) throws {
-        if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
-        for row in rows { try SummaryRow.write(row, insertSummary!, db: db) }
+        for row in rows {
+            let indexed = SummaryRow.Indexed(row)
+            if stored[row.activity] == indexed {
+                if updateSummary == nil { updateSummary = try SummaryRow.updateStatement(db, table: tables.activities) }
+                try SummaryRow.write(row, updateSummary!, db: db)
+            } else {
+                if insertSummary == nil { insertSummary = try SummaryRow.insertStatement(db, table: tables.activities) }
+                try SummaryRow.write(row, insertSummary!, db: db)
+                remember(row.activity, indexed)
+            }
+        }
     }
 
     func savePosition(_ position: Int64) throws {

@@ -17,12 +17,41 @@ enum SummaryRow {
         try db.cachedStatement(sql: "SELECT \(columns) FROM \(table) WHERE activity = ?")
     }
 
-    /// The statement `write` runs.
+    /// The statement `write` runs for a new row, or one whose indexed columns changed.
     static func insertStatement(_ db: Database, table: String) throws -> Statement {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (\(columns)) VALUES (\(placeholders))")
     }
 
+    /// The statement `write` runs for a stored row whose `Indexed` columns are unchanged: it sets every other
+    /// column (the same parameter numbers as the insert, so `write` binds both) and leaves the secondary indexes
+    /// alone. INSERT OR REPLACE deletes the row and inserts it again, and so its entry in every index: for
+    /// `activities_by_token`, a random page of an index as large as the table, per row written.
+    static func updateStatement(_ db: Database, table: String) throws -> Statement {
+        try db.cachedStatement(sql: "UPDATE \(table) SET \(unindexedAssignments) WHERE activity = ?1")
+    }
+
+    /// The columns of the activities table's secondary indexes (101_projections.sql), as a row holds them.
+    struct Indexed: Equatable {
+        var attributesType: String?
+        var installation: String?
+        var token: String?
+
+        init(_ s: ActivitySummary) {
+            attributesType = s.attributesType
+            installation = s.installation
+            token = s.token
+        }
+    }
+
     private static let placeholders = Array(repeating: "?", count: 29).joined(separator: ",")
+
+    /// `name = ?N` for every column but the key and `Indexed`'s, N its place in `columns`.
+    private static let unindexedAssignments: String = columns.split(separator: ",").enumerated().compactMap {
+        index, name -> String? in
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !["activity", "attributes_type", "installation", "token"].contains(name) else { return nil }
+        return "\(name) = ?\(index + 1)"
+    }.joined(separator: ", ")
 
     /// The stored row of `activity`, read with the raw column API (see LedgerStore's `SQLiteBinding`).
     static func fetch(_ statement: Statement, activity: String, db: Database) throws -> ActivitySummary? {
@@ -62,7 +91,7 @@ enum SummaryRow {
         return s
     }
 
-    /// Inserts (or replaces) the row, binding with the raw API.
+    /// Inserts (or replaces, or updates: `insertStatement`, `updateStatement`) the row, binding with the raw API.
     static func write(_ s: ActivitySummary, _ statement: Statement, db: Database) throws {
         defer { statement.resetBindings() }
         statement.bind(s.activity, at: 1)
