@@ -5,33 +5,27 @@ struct SortedCursor<Element: Sendable> {
     private let fetch: @Sendable (_ after: Element?) async throws -> [Element]
     private var page: [Element] = []
     private var index = 0
-    private var started = false
-    private var exhausted = false
-    /// The page after `page`, being read.
+    /// The page after `page`, being read; nil once an empty page ended the source.
     private var following: Task<[Element], any Error>?
 
     /// `fetch(after)` returns the next page after the given element (nil: from the start); an empty page ends.
+    /// The first page is read from here on.
     init(fetch: @escaping @Sendable (_ after: Element?) async throws -> [Element]) {
         self.fetch = fetch
+        following = Task { try await fetch(nil) }
     }
 
     mutating func peek() async throws -> Element? {
         if index < page.count { return page[index] }
-        guard !exhausted else { return nil }
-        if !started {
-            started = true
-            page = try await fetch(nil)
-        } else {
-            page = try await following?.value ?? []
-        }
+        guard let following else { return nil }
+        page = try await following.value
         index = 0
         guard let last = page.last else {
-            exhausted = true
-            following = nil
+            self.following = nil
             return nil
         }
         let fetch = self.fetch
-        following = Task { try await fetch(last) }
+        self.following = Task { try await fetch(last) }
         return page[0]
     }
 

@@ -77,20 +77,19 @@ final class TruthSpool {
     static let batchSize = 8192
 
     /// A line parsed and ready to insert (its state as canonical JSON), or why it is invalid.
-    struct Parsed: Sendable {
-        var item: TruthItem
-        var canonicalState: [UInt8]?
-        var invalid: InvalidTruthLine?
+    enum Parsed: Sendable {
+        case item(TruthItem, canonicalState: [UInt8]?)
+        case invalid(InvalidTruthLine)
 
         init(number: Int, bytes: [UInt8]) {
             do {
-                item = try TruthItem(line: bytes, number: number)
-                canonicalState = item.state.map(CanonicalJSON.bytes)
+                var item = try TruthItem(line: bytes, number: number)
+                let canonical = item.state.map(CanonicalJSON.bytes)
                 item.state = nil
+                self = .item(item, canonicalState: canonical)
             } catch {
-                item = TruthItem(activity: "", state: nil, done: false, at: nil, line: number)
                 let reason = (error as? LedgerError)?.message ?? "\(error)"
-                invalid = InvalidTruthLine(line: number, reason: reason)
+                self = .invalid(InvalidTruthLine(line: number, reason: reason))
             }
         }
     }
@@ -98,12 +97,17 @@ final class TruthSpool {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     private func insert(_ batch: [Parsed]) throws {
+        var valid: [(item: TruthItem, canonicalState: [UInt8]?)] = []
+        valid.reserveCapacity(batch.count)
         for parsed in batch {
-            guard let line = parsed.invalid else { continue }
-            invalidCount += 1
-            if invalid.count < Self.invalidLimit { invalid.append(line) }
+            switch parsed {
+            case .item(let item, let canonicalState):
+                valid.append((item, canonicalState))
+            case .invalid(let line):
+                invalidCount += 1
+                if invalid.count < Self.invalidLimit { invalid.append(line) }
+            }
         }
-        let valid = batch.filter { $0.invalid == nil }
         guard !valid.isEmpty else { return }
         try queue.inTransaction { db in
             let statement = try db.cachedStatement(
@@ -115,11 +119,10 @@ final class TruthSpool {
                     """)
             // Bound through the C API: a million GRDB argument arrays cost more than the inserts themselves.
             let raw = statement.sqliteStatement
-            for parsed in valid {
-                let item = parsed.item
+            for (item, canonicalState) in valid {
                 sqlite3_reset(raw)
                 sqlite3_bind_text(raw, 1, item.activity, -1, Self.transient)
-                if let state = parsed.canonicalState {
+                if let state = canonicalState {
                     state.withUnsafeBufferPointer { bytes in
                         bytes.withMemoryRebound(to: CChar.self) {
                             _ = sqlite3_bind_text(raw, 2, $0.baseAddress, Int32($0.count), Self.transient)
