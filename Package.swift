@@ -28,6 +28,8 @@ let package = Package(
         // The APNs proxy: HTTP/2 both ways (HummingbirdHTTP2 serves, async-http-client sends), TLS.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The APNs proxy's HTTP/2 server and upstream connections, on NIO's event loops (README "APNs proxy").
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         // The PostgreSQL backend (SPEC §6 "Scale-out").
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
@@ -128,14 +130,13 @@ let package = Package(
                 "Ledger",
                 "ActivityModel",
                 "Formats",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

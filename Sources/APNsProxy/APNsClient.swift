@@ -53,20 +53,7 @@ public final class APNsClient: Sendable {
     public init(upstream: APNsUpstream, extraCA: String? = nil, timeout: Duration = .seconds(30)) throws(APNsProxyError) {
         self.upstream = upstream
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let extraCA {
-            guard FileManager.default.isReadableFile(atPath: extraCA) else {
-                throw APNsProxyError(.configuration, "--apns-ca: cannot read \(extraCA)")
-            }
-            do {
-                let certificates = try NIOSSLCertificate.fromPEMFile(extraCA)
-                guard !certificates.isEmpty else { throw APNsProxyError(.configuration, "--apns-ca: no certificate in \(extraCA)") }
-                tls.additionalTrustRoots = [.certificates(certificates)]
-            } catch let error as APNsProxyError {
-                throw error
-            } catch {
-                throw APNsProxyError(.configuration, "--apns-ca: \(extraCA) is not a PEM certificate file (\(error))")
-            }
-        }
+        tls.additionalTrustRoots = try Self.trustRoots(extraCA)
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .seconds(30)))
@@ -74,6 +61,22 @@ public final class APNsClient: Sendable {
         configuration.connectionPool.idleTimeout = .seconds(600)
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+    }
+
+    /// `extraCA`'s certificates as trust roots beside the system's (none without it); `--apns-ca`'s one reader.
+    static func trustRoots(_ extraCA: String?) throws(APNsProxyError) -> [NIOSSLAdditionalTrustRoots] {
+        guard let extraCA else { return [] }
+        guard FileManager.default.isReadableFile(atPath: extraCA) else {
+            throw APNsProxyError(.configuration, "--apns-ca: cannot read \(extraCA)")
+        }
+        let certificates: [NIOSSLCertificate]
+        do {
+            certificates = try NIOSSLCertificate.fromPEMFile(extraCA)
+        } catch {
+            throw APNsProxyError(.configuration, "--apns-ca: \(extraCA) is not a PEM certificate file (\(error))")
+        }
+        guard !certificates.isEmpty else { throw APNsProxyError(.configuration, "--apns-ca: no certificate in \(extraCA)") }
+        return [.certificates(certificates)]
     }
 
     /// Sends `request` and returns APNs' answer; throws ``APNsProxyError`` (`upstream`) when there is none.

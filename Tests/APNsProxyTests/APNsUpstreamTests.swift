@@ -31,9 +31,9 @@ struct APNsUpstreamTests {
         #expect(PushTarget(path: "/4/broadcasts/apps/") == nil)
         #expect(PushTarget(path: "/4/broadcasts/apps/a/b") == nil)
         #expect(PushTarget(path: "/v1/events") == nil)
-        #expect(APNsProxyResponder.isToken("a0F9"))
-        #expect(!APNsProxyResponder.isToken(""))
-        #expect(!APNsProxyResponder.isToken("zz"))
-        #expect(!APNsProxyResponder.isToken(Substring(String(repeating: "a", count: 201))))
+        #expect(APNsProxyGate.isToken("a0F9"))
+        #expect(!APNsProxyGate.isToken(""))
+        #expect(!APNsProxyGate.isToken("zz"))
+        #expect(!APNsProxyGate.isToken(Substring(String(repeating: "a", count: 201))))
     }
 }

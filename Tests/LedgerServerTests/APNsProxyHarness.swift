@@ -183,17 +183,20 @@ struct FakeAPNsProcess {
     /// One JSON line per request it received.
     let log: String
 
-    static func start(directory: TemporaryDirectory, certificate: String, privateKey: String) async throws
-        -> FakeAPNsProcess
-    {
+    /// - Parameters:
+    ///   - port: 0 for any free one; a stopped fake's port to start it again there.
+    ///   - name: its files' name in `directory` (`<name>.out`, `<name>.jsonl`).
+    static func start(
+        directory: TemporaryDirectory, certificate: String, privateKey: String, port: Int = 0, name: String = "fake-apns"
+    ) async throws -> FakeAPNsProcess {
         guard let bench = CommandRunner("ledger-bench") else {
             throw ServeError(message: "ledger-bench not found next to the test bundle")
         }
-        let output = directory.file("fake-apns.out"), log = directory.file("fake-apns.jsonl")
+        let output = directory.file("\(name).out"), log = directory.file("\(name).jsonl")
         FileManager.default.createFile(atPath: output, contents: nil)
         let process = try ChildProcess(
             bench.executable,
-            ["fake-apns", "--port", "0", "--cert", certificate, "--key", privateKey, "--log", log],
+            ["fake-apns", "--port", String(port), "--cert", certificate, "--key", privateKey, "--log", log],
             stdout: .file(output))
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {

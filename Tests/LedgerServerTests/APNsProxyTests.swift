@@ -187,6 +187,40 @@ struct APNsProxyTests {
         #expect(logged.event.stream == .channel("dHN0LXNyY2gtY2hubA=="))
     }
 
+    @Test("with APNs down a push is answered 502 and not recorded; once APNs is back the next push goes through on a new connection")
+    func upstreamDownAndBack() async throws {
+        let harness = try await H.start(prefix: "apns-down")
+        try await harness.importEvents(H.activity("RIDE-UP", token: "abcdef02"))
+        let (server, port) = try await harness.serve()
+        defer { server.stop() }
+        let push = { (apnsID: String) in
+            try await PushClient.push(
+                port: port, path: "/3/device/abcdef02", headers: H.pushHeaders(apnsID: apnsID, key: harness.keyed.key),
+                body: H.update(eta: 4), directory: harness.directory)
+        }
+        let first = UUID().uuidString, down = UUID().uuidString, back = UUID().uuidString
+        #expect(try await push(first).status == 200)
+
+        harness.fake.stop()
+        let refused = try await push(down)
+        #expect(refused.status == 502)
+        #expect(try JSONParser.parse(refused.body)["reason"]?.stringValue == "UpstreamUnavailable")
+
+        let again = try await FakeAPNsProcess.start(
+            directory: harness.directory, certificate: harness.certificate, privateKey: harness.privateKey,
+            port: harness.fake.port, name: "fake-apns-again")
+        defer { again.stop() }
+        let reply = try await push(back)
+        #expect(reply.status == 200)
+        #expect(reply.headers["apns-id"] == back)
+        #expect(try again.received().count == 1)
+
+        #expect(try await harness.waitForEvent(H.pushEventID(back)) != nil)
+        #expect(try await harness.waitForEvent(H.pushEventID(first)) != nil)
+        #expect(try await harness.waitForEvent(H.pushEventID(down), limit: .milliseconds(300)) == nil)
+        #expect(try await H.metric("apns_proxy_upstream_failures_total", port: server.port) == 1)
+    }
+
     @Test("the proxy speaks HTTP/2 over TLS (ALPN h2) when given a certificate")
     func tls() async throws {
         let harness = try await H.start(prefix: "apns-tls")

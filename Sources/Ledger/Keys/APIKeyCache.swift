@@ -24,12 +24,17 @@ public final class APIKeyCache: Sendable {
         self.ttl = ttl
     }
 
+    /// The key of `secret` if this cache has it and it is not stale, without reading the key table; nil otherwise
+    /// (unknown, or not looked up within `ttl`: call ``authenticate(_:)``).
+    public func cached(_ secret: String) -> APIKey? {
+        guard ttl > .zero, let entry = entries.withLock({ $0[secret] }), entry.expires > ContinuousClock.now else { return nil }
+        return entry.key
+    }
+
     /// The live key whose secret is `secret`, or nil.
     public func authenticate(_ secret: String) throws -> APIKey? {
+        if let key = cached(secret) { return key }
         let now = ContinuousClock.now
-        if ttl > .zero, let entry = entries.withLock({ $0[secret] }), entry.expires > now {
-            return entry.key
-        }
         guard let key = try store.authenticate(secret) else { return nil }
         if ttl > .zero {
             entries.withLock { entries in
