@@ -100,6 +100,8 @@ final class UpstreamConnection {
     let target: Target
     let eventLoop: any EventLoop
     private var state = State.idle
+    /// The last error the current (or last) connection raised, until a new one opens.
+    private var connectionError: (any Error)?
 
     init(target: Target, eventLoop: any EventLoop) {
         self.target = target
@@ -120,7 +122,11 @@ final class UpstreamConnection {
         let request = UpstreamRequest(headers: block, body: body)
         let answer = eventLoop.makePromise(of: UpstreamAnswer.self)
         start(request, answer: answer, retry: true)
-        return answer.futureResult
+        // A stream only sees its connection close; what closed it (a TLS failure, say) is told with it.
+        return answer.futureResult.assumeIsolated().flatMapErrorThrowing { error in
+            let message = (error as? APNsProxyError)?.message ?? "\(error)"
+            throw APNsProxyError(.upstream, message + (self.connectionError.map { " (\($0))" } ?? ""))
+        }.nonisolated()
     }
 
     /// Opens a stream for `request`. When no stream could be opened on a connection that was open (it closed or
@@ -179,7 +185,10 @@ final class UpstreamConnection {
                         mode: .client, connectionConfiguration: .init(), streamConfiguration: .init(),
                         // APNs opens no streams (no server push); any it did would be refused.
                         inboundStreamInitializer: { stream in stream.close() })
-                    try sync.addHandler(GoAwayWatcher { connection.value.retire(channel) })
+                    try sync.addHandler(
+                        ConnectionWatcher(
+                            onGoAway: { connection.value.retire(channel) },
+                            onError: { connection.value.connectionError = $0 }))
                     multiplexer.succeed(configured)
                 }
             }
@@ -187,6 +196,7 @@ final class UpstreamConnection {
         connected.whenFailure { multiplexer.fail($0) }
         let opened = connected.and(multiplexer.futureResult).map { Open(channel: $0.0, multiplexer: $0.1) }
         state = .connecting(opened)
+        connectionError = nil
         opened.assumeIsolated().whenComplete { result in
             switch result {
             case .success(let open):
@@ -214,17 +224,27 @@ final class UpstreamConnection {
     }
 }
 
-/// Tells its connection when the peer sends GOAWAY (connection-level frames pass the HTTP/2 handler).
-final class GoAwayWatcher: ChannelInboundHandler {
+/// Tells its connection when the peer sends GOAWAY (connection-level frames pass the HTTP/2 handler) and what
+/// error the connection raised; closes it on an error (NIOSSL and NIOHTTP2 have then given up on it already).
+final class ConnectionWatcher: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
 
     private let onGoAway: () -> Void
+    private let onError: (any Error) -> Void
 
-    init(onGoAway: @escaping () -> Void) { self.onGoAway = onGoAway }
+    init(onGoAway: @escaping () -> Void, onError: @escaping (any Error) -> Void) {
+        self.onGoAway = onGoAway
+        self.onError = onError
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .goAway = unwrapInboundIn(data).payload { onGoAway() }
         context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        onError(error)
+        context.close(promise: nil)
     }
 }
 
