@@ -23,11 +23,14 @@ public struct APNsProxyConfiguration: Sendable {
     public var recorder: APNsRecorder.Configuration
     /// How long a push waits for APNs' answer before the caller gets a 502.
     public var upstreamTimeout: Duration
+    /// How long a push's body may take after its headers (serve's `--body-timeout`); then the caller gets 408 and
+    /// its stream is reset, with nothing sent upstream. Zero: no limit.
+    public var bodyTimeout: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int, upstream: APNsUpstream = .production, upstreamCA: String? = nil,
         certificate: String? = nil, privateKey: String? = nil, recorder: APNsRecorder.Configuration = .init(),
-        upstreamTimeout: Duration = .seconds(30)
+        upstreamTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(30)
     ) {
         self.host = host
         self.port = port
@@ -37,6 +40,7 @@ public struct APNsProxyConfiguration: Sendable {
         self.privateKey = privateKey
         self.recorder = recorder
         self.upstreamTimeout = upstreamTimeout
+        self.bodyTimeout = bodyTimeout
     }
 }
 
@@ -57,10 +61,9 @@ public struct APNsProxy: Sendable {
         logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws(APNsProxyError) {
         let group = MultiThreadedEventLoopGroup.singleton
-        let timeout = configuration.upstreamTimeout.components
         let upstream = try UpstreamConnections(
             upstream: configuration.upstream, extraCA: configuration.upstreamCA, group: group,
-            timeout: .seconds(timeout.seconds) + .nanoseconds(timeout.attoseconds / 1_000_000_000))
+            timeout: Self.timeAmount(configuration.upstreamTimeout))
         let recorder = try APNsRecorder(
             ledger: ledger, metrics: metrics, configuration: configuration.recorder, logger: logger)
         let tls: NIOSSLContext?
@@ -75,8 +78,14 @@ public struct APNsProxy: Sendable {
         self.recorder = recorder
         self.server = ProxyServer(
             host: configuration.host, port: configuration.port, group: group, tls: tls, upstream: upstream,
-            shared: ProxyStreamHandler.Shared(keys: keys, recorder: recorder, metrics: metrics, logger: logger),
+            shared: ProxyStreamHandler.Shared(
+                keys: keys, recorder: recorder, metrics: metrics, logger: logger,
+                bodyTimeout: configuration.bodyTimeout > .zero ? Self.timeAmount(configuration.bodyTimeout) : nil),
             onServerRunning: onServerRunning)
+    }
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .seconds(duration.components.seconds) + .nanoseconds(duration.components.attoseconds / 1_000_000_000)
     }
 
     static func tls(certificate: String, key: String) throws(APNsProxyError) -> NIOSSLContext {

@@ -22,6 +22,8 @@ final class ProxyStreamHandler: ChannelInboundHandler {
         var recorder: APNsRecorder
         var metrics: APNsProxyMetrics
         var logger: Logger
+        /// See ``APNsProxyConfiguration/bodyTimeout``; nil: no limit.
+        var bodyTimeout: TimeAmount?
     }
 
     private enum Phase {
@@ -42,6 +44,9 @@ final class ProxyStreamHandler: ChannelInboundHandler {
     private var ended = false
     private var verdict: Result<ForwardPlan, ProxyRefusal>?
     private var dropped = 0
+    /// Set once a read ends with the request still incomplete (most pushes arrive whole in one read, and never
+    /// start a timer).
+    private var bodyDeadline: Scheduled<Void>?
     /// What a caller may still send after an early answer before its stream is reset.
     static let maxDroppedBytes = 1 << 20
 
@@ -83,7 +88,30 @@ final class ProxyStreamHandler: ChannelInboundHandler {
 
     private func end(context: ChannelHandlerContext) {
         ended = true
+        bodyDeadline?.cancel()
         proceed(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if head != nil, !ended, phase == .reading, bodyDeadline == nil, let timeout = shared.bodyTimeout {
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            bodyDeadline = context.eventLoop.scheduleTask(in: timeout) {
+                let (handler, context) = bound.value
+                guard handler.phase == .reading, !handler.ended else { return }
+                handler.refuse(
+                    ProxyRefusal(
+                        408, "RequestTimeout",
+                        "the push was not complete \(timeout.nanoseconds / 1_000_000) ms after its headers (--body-timeout)"),
+                    context: context)
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        bodyDeadline?.cancel()
+        context.fireChannelInactive()
     }
 
     /// Decides from the key cache at once; a key not in it is read off the loop, then the push goes on here.

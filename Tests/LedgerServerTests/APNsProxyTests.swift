@@ -221,6 +221,41 @@ struct APNsProxyTests {
         #expect(try await H.metric("apns_proxy_upstream_failures_total", port: server.port) == 1)
     }
 
+    @Test("a push whose body stalls is answered 408 after --body-timeout, nothing is sent upstream, and the proxy keeps answering")
+    func stalledBody() async throws {
+        let harness = try await H.start(prefix: "apns-stall")
+        defer { harness.fake.stop() }
+        let (server, port) = try await harness.serve(arguments: ["--body-timeout", "1"])
+        defer { server.stop() }
+        // curl streams its standard input as the body (-T -) from a pipe that stays empty for 2.5 s, then ends. curl
+        // reads that pipe blocking, so it sees the answer only then: had the proxy not answered 408 after 1 s, the
+        // push would have been complete (empty) at 2.5 s and forwarded.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let headerFile = harness.directory.file("stalled-headers")
+        var arguments = ["-s", "--http2-prior-knowledge", "-X", "POST", "-T", "-", "-D", headerFile, "-o", "/dev/null"]
+        for (name, value) in H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key) {
+            arguments += ["-H", "\(name): \(value)"]
+        }
+        arguments.append("http://127.0.0.1:\(port)/3/device/abcdef03")
+        let curl = try ChildProcess(URL(fileURLWithPath: "/usr/bin/curl"), arguments, stdin: .descriptor(ends[0]))
+        close(ends[0])
+        try await Task.sleep(for: .milliseconds(2500))
+        close(ends[1])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while curl.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if curl.isRunning { curl.terminate() }
+        _ = curl.waitUntilExit()
+        let head = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+        #expect(head.hasPrefix("HTTP/2 408"), "\(head)")
+        #expect(try harness.fake.received().isEmpty)
+
+        let after = try await PushClient.push(
+            port: port, path: "/3/device/abcdef03", headers: H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key),
+            body: H.update(eta: 5), directory: harness.directory)
+        #expect(after.status == 200)
+    }
+
     @Test("the proxy speaks HTTP/2 over TLS (ALPN h2) when given a certificate")
     func tls() async throws {
         let harness = try await H.start(prefix: "apns-tls")

@@ -60,7 +60,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a request head may take to arrive, then 408 (env LEDGER_HEAD_TIMEOUT). [default: 10]")
     var headTimeout: Double?
 
-    @Option(help: "Seconds a request body may take to arrive, then 408 (env LEDGER_BODY_TIMEOUT). [default: 30]")
+    @Option(help: "Seconds a request body (or an APNs proxy push's body) may take to arrive, then 408 (env LEDGER_BODY_TIMEOUT). [default: 30]")
     var bodyTimeout: Double?
 
     @Option(parsing: .unconditional, help: "Newest events kept as rows; older ones are sealed in the background, -1: never (env LEDGER_KEEP_UNSEALED). [default: 16384]")
@@ -114,6 +114,7 @@ struct Serve: AsyncParsableCommand {
         let metrics = ServerMetrics()
         var services: [any Service] = ledger.file.map { [$0] } ?? []
         if var proxyConfiguration = proxyConfiguration {
+            proxyConfiguration.bodyTimeout = served.bodyTimeout
             // Beside the ledger file; for a database, in the working directory (one per process: it holds what
             // this process forwarded and has not recorded yet).
             proxyConfiguration.recorder.journal =
