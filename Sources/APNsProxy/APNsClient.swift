@@ -60,7 +60,7 @@ public final class APNsClient: Sendable {
         configuration.httpVersion = .automatic
         configuration.connectionPool.idleTimeout = .seconds(600)
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        self.timeout = TimeAmount(timeout)
     }
 
     /// `extraCA`'s certificates as trust roots beside the system's (none without it); `--apns-ca`'s one reader.

@@ -63,7 +63,7 @@ public struct APNsProxy: Sendable {
         let group = MultiThreadedEventLoopGroup.singleton
         let upstream = try UpstreamConnections(
             upstream: configuration.upstream, extraCA: configuration.upstreamCA, group: group,
-            timeout: Self.timeAmount(configuration.upstreamTimeout))
+            timeout: TimeAmount(configuration.upstreamTimeout))
         let recorder = try APNsRecorder(
             ledger: ledger, metrics: metrics, configuration: configuration.recorder, logger: logger)
         let tls: NIOSSLContext?
@@ -80,12 +80,8 @@ public struct APNsProxy: Sendable {
             host: configuration.host, port: configuration.port, group: group, tls: tls, upstream: upstream,
             shared: ProxyStreamHandler.Shared(
                 keys: keys, recorder: recorder, metrics: metrics, logger: logger,
-                bodyTimeout: configuration.bodyTimeout > .zero ? Self.timeAmount(configuration.bodyTimeout) : nil),
+                bodyTimeout: configuration.bodyTimeout > .zero ? TimeAmount(configuration.bodyTimeout) : nil),
             onServerRunning: onServerRunning)
-    }
-
-    static func timeAmount(_ duration: Duration) -> TimeAmount {
-        .seconds(duration.components.seconds) + .nanoseconds(duration.components.attoseconds / 1_000_000_000)
     }
 
     static func tls(certificate: String, key: String) throws(APNsProxyError) -> NIOSSLContext {
