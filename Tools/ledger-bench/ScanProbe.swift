@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import GRDB
+import Ledger
 import LedgerStore
+import LedgerTesting
 import Logging
 
 /// `ledger-bench scan --db PATH`: reads an existing ledger's whole log with `EventStore.forEachEvent` a few
@@ -12,8 +15,11 @@ struct ScanProbe: AsyncParsableCommand {
     @Option(help: "Ledger file to read (not modified).") var db: String
     @Option(help: "Full scans to run.") var rounds: Int = 3
     @Flag(help: "Compute sealed events' chain hashes (as the feed and export do).") var hashes = false
+    @Option(help: "Instead of scans: time this many timelines of random activities, the file opened cold.")
+    var timelines: Int = 0
 
     func run() async throws {
+        if timelines > 0 { return try await timeTimelines() }
         var configuration = StoreConfiguration()
         configuration.readOnly = true
         let store = try EventStore(path: db, configuration: configuration, logger: Logger(label: "scan"))
@@ -32,6 +38,23 @@ struct ScanProbe: AsyncParsableCommand {
             print(String(format: "scan %d: %d events, %d payload bytes, %.3f s, %.0f events/s, %.2f µs CPU/event",
                 round, count, bytes, seconds, Double(count) / seconds, cpu * 1e6 / Double(max(count, 1))))
         }
+    }
+
+    /// Timelines of `timelines` random activities (seed 2026) on a read-only ledger opened here, so sealed
+    /// segments' hashes start cold, as in another process: p50/p99 wall and CPU, as the ledger bench prints them.
+    func timeTimelines() async throws {
+        let ledger = try Ledger(path: db, configuration: .readOnly, logger: Logger(label: "scan"))
+        let all = try await ledger.pool.read { db in try String.fetchAll(db, sql: "SELECT activity FROM activities") }
+        guard !all.isEmpty else { throw ValidationError("the ledger has no activities") }
+        var random = SeededRandom(seed: 2026)
+        var samples: [LedgerBenchmark.Sample] = []
+        for _ in 0..<timelines {
+            let activity = all.randomElement(using: &random)!
+            samples.append(try await LedgerBenchmark.time { _ = try await ledger.timeline(activity: activity) })
+        }
+        let figures = LedgerBenchmark.percentiles(samples)
+        print(String(format: "%d timelines, cold: p50 %.3f ms p99 %.3f ms; on CPU p50 %.3f ms p99 %.3f ms; total %.0f ms",
+            timelines, figures.p50, figures.p99, figures.cpuP50, figures.cpuP99, samples.map(\.wall).reduce(0, +)))
     }
 
     /// CPU time of the whole process (every thread), to compare runs on a shared machine.

@@ -122,9 +122,21 @@ extension EventReader {
     /// The chain hashes of the segment starting at `first`, 32 bytes for each position from `first`.
     private func segmentHashes(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [UInt8] {
         if let known = segmentHashes.hashes(of: first) { return known }
-        guard let decoded = try decodeSegment(db, first: first, decoder: decoder) else {
-            throw StoreError(.schema, "a block names segment \(first), which is missing")
+        var names: [Int64: String] = [:]
+        let raw: RawSegment?
+        do {
+            raw = try RawSegment.read(
+                first: first, db: db, names: &names, loader: decoder, namespacedFrom: try EventStore.namespacedFrom(db))
+        } catch let error as RowDecodingError {
+            throw error.storeError
         }
-        return decoded.flatMap(\.hash)
+        guard let raw else { throw StoreError(.schema, "a block names segment \(first), which is missing") }
+        switch raw.chainHashes(decoders: decoders) {
+        case .success(let hashes):
+            segmentHashes.store(hashes, of: first)
+            return hashes
+        case .failure(let error):
+            throw error.storeError
+        }
     }
 }

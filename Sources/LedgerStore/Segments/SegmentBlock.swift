@@ -42,35 +42,65 @@ enum SegmentBlock {
         }
     }
 
+    /// One record of a block, its fields lent as bytes of the block (valid only inside `forEachRecord`'s body).
+    struct RecordView {
+        var position: Int64
+        /// 0 for the block's first record: its version is the block's first version plus this.
+        var index: Int
+        var id: UnsafeRawBufferPointer
+        var type: UnsafeRawBufferPointer
+        var at: Int64
+        var recordedAt: Int64
+        var payload: UnsafeRawBufferPointer
+    }
+
+    /// Calls `body` with each record of a block of `count` events in the segment `segmentStart…segmentEnd`, in
+    /// order, copying nothing, until `body` returns false: the one parser of this format (`decode` builds events on
+    /// it; a segment's chain hashes are computed from it without building any).
+    static func forEachRecord(
+        _ bytes: UnsafeRawBufferPointer, count: Int, segmentStart: Int64, segmentEnd: Int64,
+        _ body: (RecordView) -> Bool
+    ) throws(BlockError) {
+        var reader = Reader(bytes: bytes)
+        var index = 0
+        var position = segmentStart - 1
+        var at: Int64 = 0
+        var recordedAt: Int64 = 0
+        while reader.offset < bytes.count {
+            guard index < count else { throw BlockError("it holds more events than its version range") }
+            let step = try reader.varint()
+            guard step >= 1, step <= UInt64(segmentEnd - position) else {
+                throw BlockError("an event's position is outside the segment")
+            }
+            position += Int64(step)
+            let id = try reader.bytes(Int(clamping: try reader.varint()))
+            let type = try reader.bytes(Int(clamping: try reader.varint()))
+            at = at &+ unzigzag(try reader.varint())
+            recordedAt = recordedAt &+ unzigzag(try reader.varint())
+            let payload = try reader.bytes(Int(clamping: try reader.varint()))
+            guard body(RecordView(
+                position: position, index: index, id: id, type: type, at: at, recordedAt: recordedAt, payload: payload))
+            else { return }
+            index += 1
+        }
+        guard index == count else { throw BlockError("it holds fewer events than its version range") }
+    }
+
     /// The events of a block of `count` events of `stream` from `firstVersion`, in the segment
     /// `segmentStart…segmentEnd`, in order; their hashes are left empty (the chain needs the whole segment).
     static func decode(
         _ bytes: UnsafeRawBufferPointer, count: Int, segmentStart: Int64, segmentEnd: Int64, stream: String,
         firstVersion: Int64
     ) throws(BlockError) -> [RecordedEvent] {
-        var reader = Reader(bytes: bytes)
         var events: [RecordedEvent] = []
         events.reserveCapacity(count)
-        var position = segmentStart - 1
-        var at: Int64 = 0
-        var recordedAt: Int64 = 0
-        while reader.offset < bytes.count {
-            guard events.count < count else { throw BlockError("it holds more events than its version range") }
-            let step = try reader.varint()
-            guard step >= 1, step <= UInt64(segmentEnd - position) else {
-                throw BlockError("an event's position is outside the segment")
-            }
-            position += Int64(step)
-            let id = try reader.text()
-            let type = try reader.text()
-            at = at &+ unzigzag(try reader.varint())
-            recordedAt = recordedAt &+ unzigzag(try reader.varint())
-            let payload = try reader.bytes(Int(clamping: try reader.varint()))
+        try forEachRecord(bytes, count: count, segmentStart: segmentStart, segmentEnd: segmentEnd) { record in
             events.append(RecordedEvent(
-                position: position, stream: stream, version: firstVersion + Int64(events.count), id: id, type: type,
-                at: at, recordedAt: recordedAt, payload: Array(payload), hash: []))
+                position: record.position, stream: stream, version: firstVersion + Int64(record.index),
+                id: String(decoding: record.id, as: UTF8.self), type: String(decoding: record.type, as: UTF8.self),
+                at: record.at, recordedAt: record.recordedAt, payload: Array(record.payload), hash: []))
+            return true
         }
-        guard events.count == count else { throw BlockError("it holds fewer events than its version range") }
         return events
     }
 
@@ -103,9 +133,6 @@ enum SegmentBlock {
             return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
         }
 
-        mutating func text() throws(BlockError) -> String {
-            String(decoding: try bytes(Int(clamping: try varint())), as: UTF8.self)
-        }
     }
 
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {

@@ -14,15 +14,10 @@ package struct ChainHasher {
         position: Int64, stream: String, version: Int64, id: String, type: String, at: Int64, recordedAt: Int64,
         payload: UnsafeRawBufferPointer, previous: [UInt8]
     ) -> [UInt8] {
-        buffer.removeAll(keepingCapacity: true)
-        append(position)
-        append(stream)
-        append(version)
-        append(id)
-        append(type)
-        append(at)
-        append(recordedAt)
-        append(UInt32(payload.count))
+        Self.withUTF8(stream, id, type) { stream, id, type in
+            fill(position: position, stream: stream, version: version, id: id, type: type, at: at,
+                 recordedAt: recordedAt, payloadCount: payload.count)
+        }
         buffer.append(contentsOf: payload)
         buffer.append(contentsOf: previous)
         return SHA256.hash(data: buffer).withUnsafeBytes { Array($0) }  // not the generic Sequence copy
@@ -48,18 +43,37 @@ package struct ChainHasher {
     package static func prefix(_ event: RecordedEvent, namespacedFrom: Int64) -> SHA256 {
         let bare = event.position < namespacedFrom
         var hasher = ChainHasher()
-        hasher.append(event.position)
-        hasher.append(bare ? Namespaced.name(event.stream) : event.stream)
-        hasher.append(event.version)
-        hasher.append(bare ? Namespaced.name(event.id) : event.id)
-        hasher.append(event.type)
-        hasher.append(event.at)
-        hasher.append(event.recordedAt)
-        hasher.append(UInt32(event.payload.count))
-        hasher.buffer.append(contentsOf: event.payload)
+        return event.payload.withUnsafeBytes { payload in
+            withUTF8(
+                bare ? Namespaced.name(event.stream) : event.stream, bare ? Namespaced.name(event.id) : event.id,
+                event.type
+            ) { stream, id, type in
+                hasher.prefix(
+                    position: event.position, stream: stream, version: event.version, id: id, type: type, at: event.at,
+                    recordedAt: event.recordedAt, payload: payload)
+            }
+        }
+    }
+
+    /// The same state from fields lent as bytes (texts as UTF-8), reusing this hasher's buffer: how a sealed
+    /// segment's hashes are computed straight from its blocks, without building its events.
+    package mutating func prefix(
+        position: Int64, stream: UnsafeRawBufferPointer, version: Int64, id: UnsafeRawBufferPointer,
+        type: UnsafeRawBufferPointer, at: Int64, recordedAt: Int64, payload: UnsafeRawBufferPointer
+    ) -> SHA256 {
+        fill(position: position, stream: stream, version: version, id: id, type: type, at: at, recordedAt: recordedAt,
+             payloadCount: payload.count)
         var state = SHA256()
-        state.update(data: hasher.buffer)
+        buffer.withUnsafeBytes { state.update(bufferPointer: $0) }
+        state.update(bufferPointer: payload)  // not copied into the buffer first
         return state
+    }
+
+    /// Writes the row's hash from its `prefix` state and the previous row's hash (32 bytes each) into `hash`.
+    static func finish(_ prefix: consuming SHA256, previous: UnsafeRawBufferPointer, into hash: UnsafeMutableRawBufferPointer) {
+        var state = prefix
+        state.update(bufferPointer: previous)
+        state.finalize().withUnsafeBytes { hash.copyMemory(from: $0) }
     }
 
     /// The row's hash from its `prefix` state and the previous row's hash.
@@ -69,17 +83,44 @@ package struct ChainHasher {
         return state.finalize().withUnsafeBytes { Array($0) }
     }
 
+    /// Every field of the layout up to the payload's length, into `buffer` (the payload's bytes and the previous
+    /// hash follow): the one home of the field order.
+    private mutating func fill(
+        position: Int64, stream: UnsafeRawBufferPointer, version: Int64, id: UnsafeRawBufferPointer,
+        type: UnsafeRawBufferPointer, at: Int64, recordedAt: Int64, payloadCount: Int
+    ) {
+        buffer.removeAll(keepingCapacity: true)
+        append(position)
+        append(text: stream)
+        append(version)
+        append(text: id)
+        append(text: type)
+        append(at)
+        append(recordedAt)
+        withUnsafeBytes(of: UInt32(payloadCount).bigEndian) { buffer.append(contentsOf: $0) }
+    }
+
+    private static func withUTF8<R>(
+        _ first: String, _ second: String, _ third: String,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> R
+    ) -> R {
+        var (first, second, third) = (first, second, third)
+        return first.withUTF8 { first in
+            second.withUTF8 { second in
+                third.withUTF8 { third in
+                    body(UnsafeRawBufferPointer(first), UnsafeRawBufferPointer(second), UnsafeRawBufferPointer(third))
+                }
+            }
+        }
+    }
+
     private mutating func append(_ value: Int64) {
         withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
     }
 
-    private mutating func append(_ value: UInt32) {
-        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
-    }
-
-    private mutating func append(_ text: String) {
-        let utf8 = text.utf8
-        append(UInt32(utf8.count))
-        buffer.append(contentsOf: utf8)
+    /// Its 4-byte big-endian length, then the bytes.
+    private mutating func append(text bytes: UnsafeRawBufferPointer) {
+        withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: bytes)
     }
 }
