@@ -47,7 +47,7 @@ enum SealedScan {
     /// stays nil): hashing was about a fifth of a scan.
     static func run<T: Sendable>(
         path: String, db: Database, after: Int64, decoders: DecoderPool, hashes: Bool = true,
-        transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (consuming Chunk<T>) throws -> Bool
+        transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (Chunk<T>) throws -> Bool
     ) throws -> Bool {
         let firsts = try segments(db, after: after)
         let namespacedFrom = try EventStore.namespacedFrom(db)
@@ -63,9 +63,9 @@ enum SealedScan {
                     }
                 }
             }
-            var sent = readers.isEmpty ? nil : (try? readers[(index - leadingSegments) % 2].next()) ?? nil
+            let sent = readers.isEmpty ? nil : (try? readers[(index - leadingSegments) % 2].next()) ?? nil
             let chunk: Chunk<T>
-            if let ready = sent.take() {  // taken: the body gets the only reference
+            if let ready = sent {
                 chunk = ready
             } else {
                 var names: [Int64: String] = [:]
@@ -77,7 +77,7 @@ enum SealedScan {
                     return decode(raw, decoder, hashes: hashes, transform)
                 }
             }
-            guard try body(consume chunk) else { return false }  // the body owns it: it may lend its events
+            guard try body(chunk) else { return false }
         }
         return true
     }
@@ -90,21 +90,20 @@ enum SealedScan {
         var chunk = Chunk<T>(
             first: raw.first, last: raw.last, previousHash: raw.previousHash, events: decoded.events, values: [],
             error: decoded.error, mismatch: decoded.mismatch)
-        // Each event is lent to `transform` without a copy (`Lending`).
+        // Through the buffer, each event is lent to `transform` without a copy (an array element would be copied:
+        // four retains and releases per event).
         var values: [T] = []
         values.reserveCapacity(chunk.events.count)
-        var error: (any Error)?
-        chunk.events.withUnsafeMutableBufferPointer { events in
+        chunk.events.withUnsafeBufferPointer { events in
             for index in events.indices {
                 do {
-                    values.append(try Lending.with(events, at: index, transform))
-                } catch let thrown {
-                    error = thrown
+                    values.append(try transform(events[index]))
+                } catch {
+                    chunk.error = error
                     break
                 }
             }
         }
-        if let error { chunk.error = error }
         chunk.values = values
         return chunk
     }

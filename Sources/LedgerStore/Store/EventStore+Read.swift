@@ -67,18 +67,12 @@ extension EventStore {
             if position < sealed {
                 let going = try SealedScan.run(
                     path: pool.path, db: db, after: position, decoders: decoders, hashes: hashes, transform: transform
-                ) { (chunk: consuming SealedScan.Chunk<T>) in
-                    // Each event and value lent to `body`, not copied out of the arrays (`Lending`).
-                    var chunk = consume chunk
-                    var values = chunk.values
-                    chunk.values = []
-                    let going = try chunk.events.withUnsafeMutableBufferPointer { events in
-                        try values.withUnsafeMutableBufferPointer { values in
+                ) { chunk in
+                    // Lent through the buffers, not copied out of the arrays (see `SealedScan.decode`).
+                    let going = try chunk.events.withUnsafeBufferPointer { events in
+                        try chunk.values.withUnsafeBufferPointer { values in
                             for index in values.indices where events[index].position > position {
-                                let going = try Lending.with(events, at: index) { event in
-                                    try Lending.with(values, at: index) { value in try body(event, value) }
-                                }
-                                guard going else { return false }
+                                guard try body(events[index], values[index]) else { return false }
                             }
                             return true
                         }

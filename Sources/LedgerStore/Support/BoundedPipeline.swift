@@ -64,12 +64,12 @@ package final class BoundedPipeline<Item>: @unchecked Sendable {
     /// Hands `item` over once fewer than `capacity` items wait; false (dropping it) when the pipeline was
     /// cancelled or closed.
     @discardableResult
-    package func send(_ item: consuming Item) -> Bool {
+    package func send(_ item: Item) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while waiting.count >= capacity && !cancelled && !closed { condition.wait() }
         guard !cancelled && !closed else { return false }
-        waiting.append(item)  // moved in: the consumer gets the only reference
+        waiting.append(item)
         condition.broadcast()
         return true
     }
