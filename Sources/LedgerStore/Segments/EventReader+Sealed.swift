@@ -104,15 +104,7 @@ extension EventReader {
 
     /// Reads and decodes the segment starting at `first` (nil: there is none) and keeps its hashes.
     private func decodeSegment(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [RecordedEvent]? {
-        var names: [Int64: String] = [:]
-        let raw: RawSegment?
-        do {
-            raw = try RawSegment.read(
-                first: first, db: db, names: &names, loader: decoder, namespacedFrom: try EventStore.namespacedFrom(db))
-        } catch let error as RowDecodingError {
-            throw error.storeError
-        }
-        guard let raw else { return nil }
+        guard let raw = try rawSegment(db, first: first, decoder: decoder) else { return nil }
         let decoded = raw.decode(with: decoder)
         if let error = decoded.error { throw error.storeError }
         segmentHashes.store(decoded.events.flatMap(\.hash), of: first)
@@ -122,20 +114,25 @@ extension EventReader {
     /// The chain hashes of the segment starting at `first`, 32 bytes for each position from `first`.
     private func segmentHashes(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> [UInt8] {
         if let known = segmentHashes.hashes(of: first) { return known }
-        var names: [Int64: String] = [:]
-        let raw: RawSegment?
-        do {
-            raw = try RawSegment.read(
-                first: first, db: db, names: &names, loader: decoder, namespacedFrom: try EventStore.namespacedFrom(db))
-        } catch let error as RowDecodingError {
-            throw error.storeError
+        guard let raw = try rawSegment(db, first: first, decoder: decoder) else {
+            throw StoreError(.schema, "a block names segment \(first), which is missing")
         }
-        guard let raw else { throw StoreError(.schema, "a block names segment \(first), which is missing") }
         switch raw.chainHashes(decoders: decoders) {
         case .success(let hashes):
             segmentHashes.store(hashes, of: first)
             return hashes
         case .failure(let error):
+            throw error.storeError
+        }
+    }
+
+    /// The segment starting at `first` as stored (nil: there is none); one that cannot be read throws naming it.
+    private func rawSegment(_ db: Database, first: Int64, decoder: PayloadDecoder) throws -> RawSegment? {
+        var names: [Int64: String] = [:]
+        do {
+            return try RawSegment.read(
+                first: first, db: db, names: &names, loader: decoder, namespacedFrom: try EventStore.namespacedFrom(db))
+        } catch let error as RowDecodingError {
             throw error.storeError
         }
     }
