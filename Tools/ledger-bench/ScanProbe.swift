@@ -7,7 +7,9 @@ import LedgerTesting
 import Logging
 
 /// `ledger-bench scan --db PATH`: reads an existing ledger's whole log with `EventStore.forEachEvent` a few
-/// times and prints events/s — a steady target for `perf record` when working on the read path.
+/// times and prints events/s — a steady target for `perf record` when working on the read path. With
+/// `--timelines N` it times N timelines of random activities instead (the app-less namespace's, as the bench's
+/// corpus has), the file opened cold in this process as another process would.
 struct ScanProbe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan", abstract: "Time full scans of an existing ledger file (for profiling reads).")

@@ -262,16 +262,14 @@ struct RawSegment: Sendable {
         var failure: SegmentBlock.BlockError?
         name.withUTF8 { name in
             raw.withUnsafeBytes { bytes in
-                do {
+                do throws(SegmentBlock.BlockError) {
                     try SegmentBlock.forEachRecord(bytes, count: count, segmentStart: first, segmentEnd: last) { record in
                         states.append(
                             (Int(record.position - first), prefix(record, of: block, name: UnsafeRawBufferPointer(name), &hasher)))
                         return true
                     }
-                } catch let error as SegmentBlock.BlockError {
-                    failure = error
                 } catch {
-                    failure = SegmentBlock.BlockError("\(error)")
+                    failure = error
                 }
             }
         }

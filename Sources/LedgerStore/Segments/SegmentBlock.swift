@@ -132,7 +132,6 @@ enum SegmentBlock {
             defer { offset += count }
             return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
         }
-
     }
 
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {

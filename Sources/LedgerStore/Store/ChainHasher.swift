@@ -78,9 +78,11 @@ package struct ChainHasher {
 
     /// The row's hash from its `prefix` state and the previous row's hash.
     static func finish(_ prefix: SHA256, previous: [UInt8]) -> [UInt8] {
-        var state = prefix
-        state.update(data: previous)
-        return state.finalize().withUnsafeBytes { Array($0) }
+        var hash = [UInt8](repeating: 0, count: 32)
+        previous.withUnsafeBytes { previous in
+            hash.withUnsafeMutableBytes { finish(prefix, previous: previous, into: $0) }
+        }
+        return hash
     }
 
     /// Every field of the layout up to the payload's length, into `buffer` (the payload's bytes and the previous

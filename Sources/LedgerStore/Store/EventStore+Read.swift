@@ -6,7 +6,7 @@ extension EventStore {
     /// Events of `stream` from `fromVersion` on, in version order (empty when the stream does not exist).
     ///
     /// Without `hashes`, sealed events come with an empty hash. With it, each segment they are in is hashed
-    /// whole once (`RawSegment.chainHashes`) to compute the chain (a stream's events are spread over the segments of their time), then
+    /// whole once (`RawSegment.chainHashes`: a stream's events are spread over the segments of their time), then
     /// its hashes are kept in memory for later reads (`SegmentHashes`).
     public func events(
         in db: Database, stream: String, fromVersion: Int64 = 1, hashes: Bool = true
