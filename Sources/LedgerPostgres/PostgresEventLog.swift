@@ -109,8 +109,7 @@ public final class PostgresEventLog: EventLog {
     ) async throws -> AppendResult {
         try BatchWriter.validate(batch)
         guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
-        let look = LookUp(
-            streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
+        let look = LookUp(batch)
         return try await storage {
             let optimistic = try await client.withConnection { connection -> AppendResult? in
                 for attempt in 0..<self.optimisticAttempts {
@@ -176,9 +175,7 @@ public final class PostgresEventLog: EventLog {
         ) async throws -> AppendResult {
             try BatchWriter.validate(batch)
             guard !batch.events.isEmpty else { return AppendResult(positions: [], duplicate: [], versions: []) }
-            let look = LookUp(
-                streams: Array(Set(batch.events.map(\.stream))), ids: Array(Set(batch.events.map(\.id))))
-            let snapshot = try await log.lookUp(look, on: connection)
+            let snapshot = try await log.lookUp(LookUp(batch), on: connection)
             let (result, rows) = try log.plan(batch, snapshot)
             guard !rows.isEmpty else { return result }
             let parts = try await alongside(connection, rows, PostgresEventLog.inputs(of: rows, in: batch))
@@ -278,12 +275,20 @@ public final class PostgresEventLog: EventLog {
     }
 
     /// The tail this process's last append left, as a snapshot to plan `batch` on, when it knows every stream of
-    /// the batch (nil: look).
+    /// the batch, those it expects a version of included (nil: look).
+    ///
+    /// The snapshot holds the versions of the batch's streams only: sharing the tail's whole dictionary would make
+    /// the next change to the tail copy it.
     private func tailSnapshot(for batch: AppendBatch) -> Snapshot? {
-        guard let known = tail.withLock({ $0 }), batch.events.allSatisfy({ known.versions[$0.stream] != nil }) else {
-            return nil
+        tail.withLock { tail -> Snapshot? in
+            guard let known = tail else { return nil }
+            var versions: [String: Int64] = [:]
+            for stream in batch.events.map(\.stream) + batch.expected.keys where versions[stream] == nil {
+                guard let version = known.versions[stream] else { return nil }
+                versions[stream] = version
+            }
+            return Snapshot(head: known.head, namespacedFrom: known.namespacedFrom, versions: versions, stored: [:])
         }
-        return Snapshot(head: known.head, namespacedFrom: known.namespacedFrom, versions: known.versions, stored: [:])
     }
 
     /// After a successful write: the tail it left. The tail it was planned on (a look's or the previous write's)
@@ -292,16 +297,20 @@ public final class PostgresEventLog: EventLog {
     private func remember(_ rows: [RecordedEvent]) {
         guard let first = rows.first, let last = rows.last else { return }
         tail.withLock { tail in
-            guard var known = tail else { return }
-            if known.head.position == first.position - 1 {
-                for row in rows { known.versions[row.stream] = row.version }
-                known.head = Digest(position: last.position, hash: last.hash)
-                tail = known.versions.count > Tail.capacity ? nil : known
-            } else if known.head.position < last.position {
+            guard let head = tail?.head.position else { return }
+            if head == first.position - 1 {
+                // In place, as in `lookUp`.
+                for row in rows { tail!.versions[row.stream] = row.version }
+                tail!.head = Digest(position: last.position, hash: last.hash)
+                if tail!.versions.count > Tail.capacity { tail = nil }
+            } else if head < last.position {
                 tail = nil
             }
         }
     }
+
+    /// `Write`'s name and SQL for each `Parts` type, built once.
+    private static let writeStatements = Mutex<[ObjectIdentifier: (name: String, sql: String)]>([:])
 
     /// One statement for the whole batch, prepared once per connection: the head locked if it is still the one
     /// the batch was planned on; the rows, each column bound as an array and unnested; the head moved to the last
@@ -309,7 +318,19 @@ public final class PostgresEventLog: EventLog {
     /// runs only when the head matched. In READ COMMITTED a lock that had to wait re-reads the row it waited for,
     /// so a head another append moved meanwhile no longer matches.
     struct Write<Parts: PostgresWriteParts>: PostgresPreparedStatement {
-        static var sql: String {
+        /// PostgresNIO asks for the name and the SQL at every execution: both are built once per `Parts`.
+        static var name: String { text.name }
+        static var sql: String { text.sql }
+
+        private static var text: (name: String, sql: String) {
+            let key = ObjectIdentifier(Parts.self)
+            if let known = PostgresEventLog.writeStatements.withLock({ $0[key] }) { return known }
+            let built = (name: String(reflecting: Self.self), sql: build())
+            PostgresEventLog.writeStatements.withLock { $0[key] = built }
+            return built
+        }
+
+        private static func build() -> String {
             """
             WITH head AS (
                 SELECT position FROM log_head WHERE position = $10 AND hash = $11 FOR UPDATE
@@ -341,8 +362,8 @@ public final class PostgresEventLog: EventLog {
             try bindings.append(rows.map(\.type))
             try bindings.append(rows.map(\.at))
             try bindings.append(rows.map(\.recordedAt))
-            try bindings.append(rows.map { ByteBuffer(bytes: $0.payload) })
-            try bindings.append(rows.map { ByteBuffer(bytes: $0.hash) })
+            bindings.append(PostgresByteaArray(rows.map(\.payload)))
+            bindings.append(PostgresByteaArray(rows.map(\.hash)))
             try bindings.append(head.position)
             try bindings.append(ByteBuffer(bytes: head.hash))
             try bindings.append(rows[rows.count - 1].position)
@@ -358,6 +379,7 @@ public final class PostgresEventLog: EventLog {
     /// each stream (absent: none yet), each by its own descent of the (stream, version) index; and the events
     /// already stored under the ids. The head's row has no stream; the version rows have no position.
     struct LookUp: PostgresPreparedStatement {
+        static let name = "ledger_look_up"
         static let sql = """
             SELECT position, NULL::text, namespaced_from, NULL::text, NULL::text, NULL::bigint, NULL::bigint,
                 NULL::bytea, hash FROM log_head
@@ -373,6 +395,13 @@ public final class PostgresEventLog: EventLog {
 
         var streams: [String]
         var ids: [String]
+
+        /// The look `batch` is planned on: its events' streams and ids, and the streams it expects a version of
+        /// (which it may write nothing to).
+        init(_ batch: AppendBatch) {
+            streams = Array(Set(batch.events.map(\.stream)).union(batch.expected.keys))
+            ids = Array(Set(batch.events.map(\.id)))
+        }
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 2)
@@ -415,8 +444,9 @@ public final class PostgresEventLog: EventLog {
         var versions = snapshot.versions
         for stream in look.streams where versions[stream] == nil { versions[stream] = 0 }
         tail.withLock { tail in
-            if let known = tail, known.head == snapshot.head {
-                tail?.versions = known.versions.merging(versions) { _, looked in looked }
+            if tail?.head == snapshot.head {
+                // In place: the tail's dictionary is not copied (it holds up to `Tail.capacity` streams).
+                for (stream, version) in versions { tail!.versions[stream] = version }
             } else if tail.map({ $0.head.position < snapshot.head.position }) ?? true {
                 tail = Tail(head: snapshot.head, namespacedFrom: snapshot.namespacedFrom, versions: versions)
             }

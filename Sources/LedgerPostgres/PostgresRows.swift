@@ -119,6 +119,34 @@ extension PostgresConnection {
     }
 }
 
+/// Byte strings bound as one PostgreSQL `bytea[]`, written straight from their arrays: the payload and hash columns
+/// of an append's `unnest` write (a `ByteBuffer` per element was an allocation and a copy each).
+package struct PostgresByteaArray: PostgresNonThrowingEncodable, Sendable {
+    package var elements: [[UInt8]]
+
+    package init(_ elements: [[UInt8]]) { self.elements = elements }
+
+    package static var psqlType: PostgresDataType { .byteaArray }
+    package static var psqlFormat: PostgresFormat { .binary }
+
+    /// The layout of ``PostgresNullableArray``'s, with no NULL.
+    package func encode<JSONEncoder: PostgresJSONEncoder>(
+        into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+    ) {
+        buffer.writeInteger(elements.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(0, as: Int32.self)
+        buffer.writeInteger(PostgresDataType.bytea.rawValue)
+        guard !elements.isEmpty else { return }
+        buffer.writeInteger(Int32(elements.count), as: Int32.self)
+        buffer.writeInteger(1, as: Int32.self)
+        buffer.reserveCapacity(minimumWritableBytes: elements.reduce(0) { $0 + 4 + $1.count })
+        for element in elements {
+            buffer.writeInteger(Int32(element.count), as: Int32.self)
+            buffer.writeBytes(element)
+        }
+    }
+}
+
 /// An array bound as one PostgreSQL array whose elements may be NULL (`[T]` itself has no NULL elements): the
 /// columns of a multi-row `unnest` write that has nullable columns.
 package struct PostgresNullableArray<Element: PostgresArrayEncodable & Sendable>: PostgresEncodable, Sendable {
@@ -131,6 +159,9 @@ package struct PostgresNullableArray<Element: PostgresArrayEncodable & Sendable>
 
     /// PostgreSQL's binary array: dimensions (0 when empty), a has-NULLs flag, the element type, then for the one
     /// dimension its length and lower bound (1), then each element as its length and bytes (-1 and none: NULL).
+    /// Inlinable, so a caller in another module gets it specialized for its element type (the projection's 29
+    /// columns of an append: a generic call per element otherwise).
+    @inlinable
     package func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
     ) throws {

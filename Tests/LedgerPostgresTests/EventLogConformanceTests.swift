@@ -66,6 +66,30 @@ struct EventLogConformanceTests {
         }
     }
 
+    /// `expectedVersions` may name a stream the batch writes nothing to (HTTP batches): it is judged on the stored
+    /// log like any other, whether this process knows the stream or not (PostgreSQL judged it as new until 17).
+    @Test("an expected version on a stream the batch does not write is judged on the stored log", arguments: Backend.all)
+    func expectedVersionOfAnotherStream(backend: Backend) async throws {
+        try await backend.withLog { log, location in
+            _ = try await log.append(AppendBatch(events: [newEvent("activity:B", id: "b1"), newEvent("activity:B", id: "b2")]))
+            _ = try await log.append(AppendBatch(events: [newEvent("activity:A", id: "a1")]))
+            // Planned on what this process knows (it wrote B) and, through a second log, on a look.
+            let other = try await backend.open(location)
+            for appender in [log, other] {
+                let asNew = AppendBatch(events: [newEvent("activity:A", id: "a-new")], expected: ["activity:B": .noStream])
+                let error = await #expect(throws: StoreError.self) { try await appender.append(asNew) }
+                #expect(error?.code == .versionConflict && error?.actualVersion == 2)
+                let stale = AppendBatch(events: [newEvent("activity:A", id: "a-new")], expected: ["activity:C": .exact(1)])
+                let none = await #expect(throws: StoreError.self) { try await appender.append(stale) }
+                #expect(none?.code == .versionConflict && none?.actualVersion == 0)
+            }
+            let right = AppendBatch(events: [newEvent("activity:A", id: "a2")], expected: ["activity:B": .exact(2)])
+            #expect(try await other.append(right).versions == [2])
+            #expect(try await log.lastPosition() == 4)
+            await close(other)
+        }
+    }
+
     @Test("a re-sent id is a no-op with the same content and a conflict with other content; a batch is all or nothing", arguments: Backend.all)
     func idempotency(backend: Backend) async throws {
         try await backend.withLog { log, _ in
