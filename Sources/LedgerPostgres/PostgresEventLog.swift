@@ -283,7 +283,7 @@ public final class PostgresEventLog: EventLog {
         tail.withLock { tail -> Snapshot? in
             guard let known = tail else { return nil }
             var versions: [String: Int64] = [:]
-            for stream in batch.events.map(\.stream) + batch.expected.keys where versions[stream] == nil {
+            for stream in LookUp.streams(of: batch) {
                 guard let version = known.versions[stream] else { return nil }
                 versions[stream] = version
             }
@@ -399,8 +399,13 @@ public final class PostgresEventLog: EventLog {
         /// The look `batch` is planned on: its events' streams and ids, and the streams it expects a version of
         /// (which it may write nothing to).
         init(_ batch: AppendBatch) {
-            streams = Array(Set(batch.events.map(\.stream)).union(batch.expected.keys))
+            streams = Array(Self.streams(of: batch))
             ids = Array(Set(batch.events.map(\.id)))
+        }
+
+        /// The streams whose last version `batch` is judged on.
+        static func streams(of batch: AppendBatch) -> Set<String> {
+            Set(batch.events.map(\.stream)).union(batch.expected.keys)
         }
 
         func makeBindings() throws -> PostgresBindings {

@@ -119,6 +119,20 @@ extension PostgresConnection {
     }
 }
 
+/// The start of PostgreSQL's binary one-dimensional array, before its elements: the dimensions (0 when empty), a
+/// has-NULLs flag, the element type, then for the one dimension its length and lower bound (1).
+package enum PostgresArrayHeader {
+    @inlinable
+    package static func write(count: Int, hasNulls: Bool, of type: PostgresDataType, into buffer: inout ByteBuffer) {
+        buffer.writeInteger(count == 0 ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(hasNulls ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(type.rawValue)
+        guard count > 0 else { return }
+        buffer.writeInteger(Int32(count), as: Int32.self)
+        buffer.writeInteger(1, as: Int32.self)
+    }
+}
+
 /// Byte strings bound as one PostgreSQL `bytea[]`, written straight from their arrays: the payload and hash columns
 /// of an append's `unnest` write (a `ByteBuffer` per element was an allocation and a copy each).
 package struct PostgresByteaArray: PostgresNonThrowingEncodable, Sendable {
@@ -129,16 +143,11 @@ package struct PostgresByteaArray: PostgresNonThrowingEncodable, Sendable {
     package static var psqlType: PostgresDataType { .byteaArray }
     package static var psqlFormat: PostgresFormat { .binary }
 
-    /// The layout of ``PostgresNullableArray``'s, with no NULL.
+    /// ``PostgresArrayHeader``, then each element as its length and bytes.
     package func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
     ) {
-        buffer.writeInteger(elements.isEmpty ? 0 : 1, as: Int32.self)
-        buffer.writeInteger(0, as: Int32.self)
-        buffer.writeInteger(PostgresDataType.bytea.rawValue)
-        guard !elements.isEmpty else { return }
-        buffer.writeInteger(Int32(elements.count), as: Int32.self)
-        buffer.writeInteger(1, as: Int32.self)
+        PostgresArrayHeader.write(count: elements.count, hasNulls: false, of: .bytea, into: &buffer)
         buffer.reserveCapacity(minimumWritableBytes: elements.reduce(0) { $0 + 4 + $1.count })
         for element in elements {
             buffer.writeInteger(Int32(element.count), as: Int32.self)
@@ -157,20 +166,14 @@ package struct PostgresNullableArray<Element: PostgresArrayEncodable & Sendable>
     package static var psqlType: PostgresDataType { Element.psqlArrayType }
     package static var psqlFormat: PostgresFormat { .binary }
 
-    /// PostgreSQL's binary array: dimensions (0 when empty), a has-NULLs flag, the element type, then for the one
-    /// dimension its length and lower bound (1), then each element as its length and bytes (-1 and none: NULL).
-    /// Inlinable, so a caller in another module gets it specialized for its element type (the projection's 29
+    /// ``PostgresArrayHeader``, then each element as its length and bytes (-1 and none: NULL). Inlinable, so a caller in another module gets it specialized for its element type (the projection's 29
     /// columns of an append: a generic call per element otherwise).
     @inlinable
     package func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
     ) throws {
-        buffer.writeInteger(elements.isEmpty ? 0 : 1, as: Int32.self)
-        buffer.writeInteger(elements.contains { $0 == nil } ? 1 : 0, as: Int32.self)
-        buffer.writeInteger(Element.psqlType.rawValue)
-        guard !elements.isEmpty else { return }
-        buffer.writeInteger(Int32(elements.count), as: Int32.self)
-        buffer.writeInteger(1, as: Int32.self)
+        PostgresArrayHeader.write(
+            count: elements.count, hasNulls: elements.contains { $0 == nil }, of: Element.psqlType, into: &buffer)
         for element in elements {
             guard let element else {
                 buffer.writeInteger(-1, as: Int32.self)

@@ -136,9 +136,9 @@ struct LedgerBenchmark: AsyncParsableCommand {
             label: ", sealed, another process")
     }
 
-    /// One pass over the whole log doing nothing with the events: (events read, seconds).
-    /// The median of `passes` whole passes over the log: one pass of this machine's runs ranged 0.8–2.0M events/s
-    /// for the same binary within minutes (BENCHMARKS.md, session 17), so a single pass mostly measured the moment.
+    /// Whole passes over the log doing nothing with the events: (events read, median seconds of `passes`). One pass
+    /// of one binary ranged 0.8–2.0M events/s within minutes on this machine (BENCHMARKS.md, session 17), so a
+    /// single pass mostly measured the moment.
     static func readPass(_ ledger: Ledger, hashes: Bool, passes: Int = 5) async throws -> (Int, Double) {
         var count = 0
         var times: [Double] = []

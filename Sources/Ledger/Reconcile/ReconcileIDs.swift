@@ -42,46 +42,15 @@ enum CanonicalJSON {
             return .double(number.doubleValue)
         case .array(let items): return .array(items.map(canonical))
         case .object(let object):
-            // Sorted by key bytes; of members sent with the same key the last one is kept, as JSON decoders do.
-            let members = object.members
-            var kept: [Int]
-            if members.allSatisfy({ $0.key.utf8.allSatisfy { $0 < 0x80 } }) {
-                // ASCII keys (the usual case) are the same string exactly when they are the same bytes, so the
-                // sort by (bytes, order sent) puts repeats side by side, the last sent last. Compared in place:
-                // copying both keys to arrays at each comparison was a malloc each.
-                let order = members.indices.sorted { first, second in
-                    let order = compareBytes(members[first].key, members[second].key)
-                    return order == 0 ? first < second : order < 0
-                }
-                kept = []
-                kept.reserveCapacity(order.count)
-                for (rank, index) in order.enumerated()
-                where rank + 1 == order.count || compareBytes(members[order[rank + 1]].key, members[index].key) != 0 {
-                    kept.append(index)
-                }
-            } else {
-                // Repeats as Swift compares strings (canonically equivalent keys are one key), the last sent kept.
-                var seen: Set<String> = []
-                kept = members.indices.reversed().filter { seen.insert(members[$0].key).inserted }
-                kept.sort { compareBytes(members[$0].key, members[$1].key) < 0 }
+            var seen: Set<String> = []
+            var members: [JSONObject.Member] = []
+            // A repeated key keeps its last value, as JSON decoders do.
+            for member in object.members.reversed() where seen.insert(member.key).inserted {
+                members.append(.init(key: member.key, value: canonical(member.value)))
             }
-            let sorted = kept.map { JSONObject.Member(key: members[$0].key, value: canonical(members[$0].value)) }
-            return .object(JSONObject(sorted))
-        }
-    }
-
-    /// Negative, zero or positive as `first`'s UTF-8 bytes sort before, equal to or after `second`'s.
-    static func compareBytes(_ first: String, _ second: String) -> Int {
-        var left = first.utf8.makeIterator()
-        var right = second.utf8.makeIterator()
-        while true {
-            switch (left.next(), right.next()) {
-            case (nil, nil): return 0
-            case (nil, _): return -1
-            case (_, nil): return 1
-            case let (a?, b?) where a != b: return a < b ? -1 : 1
-            default: continue
-            }
+            // By UTF-8 bytes, compared in place (copying both keys to arrays at each comparison was two mallocs).
+            members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            return .object(JSONObject(members))
         }
     }
 

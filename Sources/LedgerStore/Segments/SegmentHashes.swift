@@ -6,9 +6,9 @@ import Synchronization
 /// segment before it, whatever their stream. A point read that wants hashes (a timeline, an event by id) hashes
 /// the segment once (`RawSegment.chainHashes`); later reads of the same segment find its hashes here. Sealing puts
 /// in the hashes of each segment it writes (its rows had them), so a `serve` that seals in the background answers
-/// recent timelines without decoding. A segment never changes once committed, and its hashes are a function of the logical events, so an entry never goes stale; at most
-/// `capacity` segments are kept, each as one flat array (4096 events × 32 bytes: 32 MiB for 256, every segment
-/// of a million-event ledger).
+/// recent timelines without decoding. A segment never changes once committed, and its hashes are a function of
+/// the logical events, so an entry never goes stale; at most `capacity` segments are kept, each as one flat array
+/// (4096 events × 32 bytes: 32 MiB for 256, every segment of a million-event ledger).
 final class SegmentHashes: Sendable {
     private struct Entries {
         var hashes: [Int64: [UInt8]] = [:]
