@@ -155,9 +155,9 @@ extension ProjectionEvent {
     /// The event with every stored content state parsed, comparable with the full decoder's.
     var resolved: ProjectionEvent {
         mapContents { content in
-            guard case .stored(let payload, let range) = content.state else { return content }
+            guard case .stored(let bytes) = content.state else { return content }
             var copy = content
-            copy.state = .value((try? JSONParser.parse(payload[range])) ?? .null)
+            copy.state = .value((try? JSONParser.parse(bytes)) ?? .null)
             return copy
         }
     }

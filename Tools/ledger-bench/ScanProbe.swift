@@ -6,8 +6,8 @@ import LedgerStore
 import LedgerTesting
 import Logging
 
-/// `ledger-bench scan --db PATH`: reads an existing ledger's whole log with `EventStore.forEachEvent` a few
-/// times and prints events/s — a steady target for `perf record` when working on the read path. With
+/// `ledger-bench scan --db PATH`: reads an existing ledger's whole log with `EventStore.forEachEvent` (with
+/// `--views`, `forEachEventView`) a few times and prints events/s — a steady target for `perf record` when working on the read path. With
 /// `--timelines N` it times N timelines of random activities instead (the app-less namespace's, as the bench's
 /// corpus has), the file opened cold in this process as another process would.
 struct ScanProbe: AsyncParsableCommand {
@@ -17,6 +17,8 @@ struct ScanProbe: AsyncParsableCommand {
     @Option(help: "Ledger file to read (not modified).") var db: String
     @Option(help: "Full scans to run.") var rounds: Int = 3
     @Flag(help: "Compute sealed events' chain hashes (as the feed and export do).") var hashes = false
+    @Flag(help: "Lend each event as a view (`forEachEventView`, as a rebuild reads) instead of building it.")
+    var views = false
     @Option(help: "Instead of scans: time this many timelines of random activities, the file opened cold.")
     var timelines: Int = 0
 
@@ -30,10 +32,20 @@ struct ScanProbe: AsyncParsableCommand {
             var bytes = 0
             let cpuStart = Self.processCPUSeconds()
             let seconds = try await Measure.seconds {
-                try store.forEachEvent(after: 0, hashes: hashes) { event in
-                    count += 1
-                    bytes += event.payload.count
-                    return true
+                if views {
+                    try store.pool.read { db in
+                        try store.forEachEventView(in: db, after: 0, transform: { $0.payload.count }) { _, size in
+                            count += 1
+                            bytes += size
+                            return true
+                        }
+                    }
+                } else {
+                    try store.forEachEvent(after: 0, hashes: hashes) { event in
+                        count += 1
+                        bytes += event.payload.count
+                        return true
+                    }
                 }
             }
             let cpu = Self.processCPUSeconds() - cpuStart

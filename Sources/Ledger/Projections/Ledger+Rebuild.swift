@@ -30,24 +30,25 @@ extension Ledger {
             var count: Int64 = 0
             var position: Int64 = 0
             var undecodable: Int64 = 0
-            // Payloads are decompressed and decoded beside the reading (ScanPipeline), straight into what the
-            // projection reads (`ProjectionDecoder`); this thread reads and projects. Activity rows stay in memory
-            // across the whole scan up to a bound, so most are read never and written once.
-            let decode: @Sendable (RecordedEvent) -> Result<ProjectionEvent, any Error> = { recorded in
-                Result { try ProjectionDecoder.decode(recorded) }
+            // Payloads are decompressed and decoded beside the reading, each event lent as the bytes it is read
+            // into (`forEachEventView`: no event built) straight into what the projection reads
+            // (`ProjectionDecoder`); this thread projects. Activity rows stay in memory across the whole scan up
+            // to a bound, so most are read never and written once.
+            let decode: @Sendable (EventView) -> Result<ProjectionEvent, any Error> = { view in
+                Result { try ProjectionDecoder.decode(view) }
             }
-            try store.forEachEvent(in: db, after: 0, hashes: false, transform: decode) { event, decoded in
+            try store.forEachEventView(in: db, after: 0, transform: decode) { eventPosition, decoded in
                 switch decoded {
                 case .success(let decoded):
-                    try batch.apply(decoded, position: event.position)
+                    try batch.apply(decoded, position: eventPosition)
                 case .failure(let error):
                     // A row only an older version could have let in: reported, skipped, the rest rebuilt.
                     undecodable += 1
                     logger.error("a stored event does not decode; projections skip it", metadata: [
-                        "ledger.position": "\(event.position)", "ledger.error": "\(error)",
+                        "ledger.position": "\(eventPosition)", "ledger.error": "\(error)",
                     ])
                 }
-                position = event.position
+                position = eventPosition
                 count += 1
                 // Rows may keep their content state's payload: bound both the rows and those bytes.
                 if batch.pendingRows >= Self.rebuildRowsInMemory || batch.heldBytes >= Self.rebuildHeldBytes {

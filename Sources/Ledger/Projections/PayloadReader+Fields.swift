@@ -46,7 +46,7 @@ extension PayloadReader {
         guard scanner.current == UInt8(ascii: "\"") else { throw UnusualPayload() }
         let range = try scanner.stringRange(allowEscapes: false)
         // DEL is 0x7F; C1 controls are U+0080–U+009F, UTF-8 0xC2 0x80–0x9F.
-        if payload[range].contains(where: { $0 == 0x7F || $0 == 0xC2 }) { throw UnusualPayload() }
+        if scanner.bytes[range].contains(where: { $0 == 0x7F || $0 == 0xC2 }) { throw UnusualPayload() }
         return range
     }
 
@@ -105,7 +105,7 @@ extension PayloadReader {
         return instant.milliseconds
     }
 
-    /// `content`: `state` stays bytes of the payload, measured for the 4096-byte rule while it is validated.
+    /// `content`: `state` stays bytes (copied out of the payload), measured for the 4096-byte rule while it is validated.
     mutating func content() throws(UnusualPayload) -> ProjectionEvent.Content {
         var state: Range<Int>?
         var size = 0
@@ -124,7 +124,7 @@ extension PayloadReader {
         }
         guard let state else { throw UnusualPayload() }
         return ProjectionEvent.Content(
-            state: .stored(payload: payload, range: state), staleDate: staleDate,
+            state: .stored(Array(scanner.bytes[state])), staleDate: staleDate,
             isTooLarge: size > ActivityContent.maximumStateSize)
     }
 

@@ -13,18 +13,27 @@ enum ProjectionDecoder {
     /// The projection's view of a stored event; throws `LedgerError` "position N: …" when it does not decode.
     /// Its names are qualified by the event's app (`ProjectionEvent.qualified`), as projection rows keep them.
     static func decode(_ recorded: RecordedEvent) throws -> ProjectionEvent {
-        let event = try fast(recorded) ?? ProjectionEvent(try ActivityProjector.decode(recorded))
-        return event.qualified(app: Namespaced.app(recorded.stream))
+        try EventView.lending(recorded) { try decode($0) }
+    }
+
+    /// `decode` of an event lent by a scan (`EventStore.forEachEventView`): only what the projection keeps is
+    /// copied out of it; the full decoder, for what the fast path leaves, gets the event built.
+    static func decode(_ view: EventView) throws -> ProjectionEvent {
+        let event = try fast(view) ?? ProjectionEvent(try ActivityProjector.decode(view.recorded()))
+        return event.qualified(app: Namespaced.app(view.stream))
     }
 
     /// The fast path alone: nil when it cannot decide. Its names are the app's own (not qualified).
     static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
-        guard let type = eventType(recorded.type), let stream = streamName(Namespaced.name(recorded.stream))
+        EventView.lending(recorded) { fast($0) }
+    }
+
+    static func fast(_ view: EventView) -> ProjectionEvent? {
+        guard let type = eventType(String(decoding: view.type, as: UTF8.self)),
+            let stream = streamName(Namespaced.name(view.stream))
         else { return nil }
-        return recorded.payload.withUnsafeBufferPointer { buffer in
-            var reader = PayloadReader(payload: recorded.payload, buffer: buffer)
-            return try? reader.event(type: type, stream: stream, at: recorded.at)
-        }
+        var reader = PayloadReader(view.payload.assumingMemoryBound(to: UInt8.self))
+        return try? reader.event(type: type, stream: stream, at: view.at)
     }
 
     /// `StreamName(_:)` without its generic lookups: kind before the first colon, a non-empty id after it.
@@ -59,12 +68,10 @@ enum ProjectionDecoder {
 
 /// The per-type field rules of the fast path (the `data` objects of SPEC §2, storage form).
 struct PayloadReader {
-    let payload: [UInt8]
     var scanner: PayloadScanner
 
-    init(payload: [UInt8], buffer: UnsafeBufferPointer<UInt8>) {
-        self.payload = payload
-        scanner = PayloadScanner(buffer)
+    init(_ payload: UnsafeBufferPointer<UInt8>) {
+        scanner = PayloadScanner(payload)
     }
 
     mutating func event(type: EventType, stream: StreamName, at: Int64) throws(UnusualPayload) -> ProjectionEvent {

@@ -49,6 +49,33 @@ enum SealedScan {
         path: String, db: Database, after: Int64, decoders: DecoderPool, hashes: Bool = true,
         transform: @escaping @Sendable (RecordedEvent) throws -> T, _ body: (Chunk<T>) throws -> Bool
     ) throws -> Bool {
+        try run(path: path, db: db, after: after, decoders: decoders, decode: { raw, decoder in
+            decode(raw, decoder, hashes: hashes, transform)
+        }, body)
+    }
+
+    /// Like `run`, with each event lent to `transform` as a view (`RawSegment.lend`: no event is built); a chunk's
+    /// `events` stay empty and its one value holds the segment's values by slot (none when `error` is set).
+    static func lending<T: Sendable>(
+        path: String, db: Database, after: Int64, decoders: DecoderPool,
+        transform: @escaping @Sendable (EventView) -> T, _ body: (Chunk<SlotBuffer<T>>) throws -> Bool
+    ) throws -> Bool {
+        try run(path: path, db: db, after: after, decoders: decoders, decode: { raw, decoder in
+            var chunk = Chunk<SlotBuffer<T>>(
+                first: raw.first, last: raw.last, previousHash: raw.previousHash, events: [], values: [])
+            switch raw.lend(with: decoder, transform) {
+            case .success(let slots): chunk.values = [slots]
+            case .failure(let error): chunk.error = error
+            }
+            return chunk
+        }, body)
+    }
+
+    /// The scan itself: `decode` makes each segment's chunk, on a reader's thread or this one.
+    private static func run<T: Sendable>(
+        path: String, db: Database, after: Int64, decoders: DecoderPool,
+        decode: @escaping @Sendable (RawSegment, PayloadDecoder) -> Chunk<T>, _ body: (Chunk<T>) throws -> Bool
+    ) throws -> Bool {
         let firsts = try segments(db, after: after)
         let namespacedFrom = try EventStore.namespacedFrom(db)
         var readers: [BoundedPipeline<Chunk<T>?>] = []
@@ -58,8 +85,8 @@ enum SealedScan {
                 readers = (0..<2).map { reader in
                     let mine = Array(stride(from: index + reader, to: firsts.count, by: 2)).map { firsts[$0] }
                     return BoundedPipeline(name: "ledger-seal-read", capacity: 1) { pipeline in
-                        read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders, hashes: hashes,
-                            transform: transform, into: pipeline)
+                        read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders, decode: decode,
+                            into: pipeline)
                     }
                 }
             }
@@ -74,7 +101,7 @@ enum SealedScan {
                         let raw = try RawSegment.read(
                             first: first, db: db, names: &names, loader: decoder, namespacedFrom: namespacedFrom)
                     else { throw StoreError(.schema, "segment \(first) vanished during a scan") }
-                    return decode(raw, decoder, hashes: hashes, transform)
+                    return decode(raw, decoder)
                 }
             }
             guard try body(chunk) else { return false }
@@ -110,8 +137,8 @@ enum SealedScan {
 
     /// A reader's thread: sends each of `firsts` decoded, or nil for one it could not read (then stops).
     private static func read<T>(
-        _ firsts: [Int64], path: String, namespacedFrom: Int64, decoders: DecoderPool, hashes: Bool,
-        transform: (RecordedEvent) throws -> T, into pipeline: BoundedPipeline<Chunk<T>?>
+        _ firsts: [Int64], path: String, namespacedFrom: Int64, decoders: DecoderPool,
+        decode: (RawSegment, PayloadDecoder) -> Chunk<T>, into pipeline: BoundedPipeline<Chunk<T>?>
     ) {
         var configuration = Configuration()
         configuration.readonly = true
@@ -128,7 +155,7 @@ enum SealedScan {
                         _ = pipeline.send(nil)
                         return
                     }
-                    guard pipeline.send(decode(raw, decoder, hashes: hashes, transform)) else { return }
+                    guard pipeline.send(decode(raw, decoder)) else { return }
                 }
             }
         }

@@ -90,24 +90,75 @@ struct RawSegment: Sendable {
             lastVersion: statement.int64(at: 3), data: Array(statement.blob(at: 4)))
     }
 
-    /// A block's events (stream and version from its row), hash left empty: the chain needs the whole segment.
-    static func events(
-        of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder
-    ) throws -> [RecordedEvent] {
+    /// Decompresses `block` and calls `body` with each of its records, in order (lent as bytes of the block: valid
+    /// only inside `body`). A block whose version range, frame or records do not fit the segment `first…last`
+    /// throws, naming the block: the one reader of a block for `decode`, `lend` and `chainHashes`.
+    static func forEachRecord(
+        of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder,
+        _ body: (SegmentBlock.RecordView) -> Void
+    ) throws {
         let count = block.lastVersion - block.firstVersion + 1
         guard count >= 1, count <= last - first + 1 else {
             throw StoreError(.corruptPayload, "block \(block.id) has an impossible version range")
         }
         let raw = try block.data.withUnsafeBytes { try decoder.decompress($0, using: dictionary) }
-        do {
-            return try raw.withUnsafeBytes { bytes in
-                try SegmentBlock.decode(
-                    bytes, count: Int(count), segmentStart: first, segmentEnd: last, stream: block.stream,
-                    firstVersion: block.firstVersion)
+        var failure: SegmentBlock.BlockError?
+        raw.withUnsafeBytes { bytes in
+            do throws(SegmentBlock.BlockError) {
+                try SegmentBlock.forEachRecord(bytes, count: Int(count), segmentStart: first, segmentEnd: last) { record in
+                    body(record)
+                    return true
+                }
+            } catch {
+                failure = error
             }
-        } catch let error as SegmentBlock.BlockError {
-            throw StoreError(.corruptPayload, "block \(block.id) does not decode: \(error.reason)")
         }
+        if let failure { throw StoreError(.corruptPayload, "block \(block.id) does not decode: \(failure.reason)") }
+    }
+
+    /// A block's events (stream and version from its row), hash left empty: the chain needs the whole segment.
+    static func events(
+        of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder
+    ) throws -> [RecordedEvent] {
+        var events: [RecordedEvent] = []
+        events.reserveCapacity(Int(clamping: max(0, min(block.lastVersion - block.firstVersion + 1, last - first + 1))))
+        try forEachRecord(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder) { record in
+            events.append(RecordedEvent(
+                position: record.position, stream: block.stream, version: block.firstVersion + Int64(record.index),
+                id: String(decoding: record.id, as: UTF8.self), type: String(decoding: record.type, as: UTF8.self),
+                at: record.at, recordedAt: record.recordedAt, payload: Array(record.payload), hash: []))
+        }
+        return events
+    }
+
+    /// Every event of the segment lent to `transform` as a view (block by block, straight from its decompressed
+    /// bytes: no event is built), its value filed under its slot (position − first) to be taken out in position
+    /// order. The same checks as `decode` except the check values: views carry no hash.
+    func lend<T>(with decoder: PayloadDecoder, _ transform: (EventView) -> T) -> Result<SlotBuffer<T>, RowDecodingError> {
+        let count = Int(last - first + 1)
+        guard count >= 1 else { return .failure(failure("its row is malformed")) }
+        let slots = SlotBuffer<T>(count: count)
+        for block in blocks {
+            var twice: Int64?
+            do {
+                try Self.forEachRecord(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder) {
+                    record in
+                    guard twice == nil else { return }
+                    let view = EventView(
+                        position: record.position, stream: block.stream,
+                        version: block.firstVersion + Int64(record.index), id: record.id, type: record.type,
+                        at: record.at, recordedAt: record.recordedAt, payload: record.payload)
+                    if !slots.put(transform(view), at: Int(record.position - first)) { twice = record.position }
+                }
+            } catch let error as StoreError {
+                return .failure(failure(error.message))
+            } catch {
+                return .failure(failure("\(error)"))
+            }
+            if let twice { return .failure(failure("position \(twice) is stored twice")) }
+        }
+        if let missing = slots.firstEmpty { return .failure(failure("position \(first + Int64(missing)) is missing from it")) }
+        return .success(slots)
     }
 
     /// Every event of the segment in position order, each with its chain hash computed from the segment's
@@ -234,15 +285,17 @@ struct RawSegment: Sendable {
         var hasher = ChainHasher()
         for index in stride(from: part, to: blocks.count, by: parts) {
             let block = blocks[index]
+            var name = block.stream
             do {
-                let records = block.lastVersion - block.firstVersion + 1
-                guard records >= 1, records <= Int64(count) else {
-                    throw StoreError(.corruptPayload, "block \(block.id) has an impossible version range")
+                try name.withUTF8 { name in
+                    try Self.forEachRecord(
+                        of: block, first: first, last: last, dictionary: dictionary, decoder: decoder
+                    ) { record in
+                        result.states.append(
+                            (Int(record.position - first),
+                             prefix(record, of: block, name: UnsafeRawBufferPointer(name), &hasher)))
+                    }
                 }
-                let raw = try block.data.withUnsafeBytes { try decoder.decompress($0, using: dictionary) }
-                try prefixes(of: block, in: raw, count: Int(records), into: &result.states, &hasher)
-            } catch let error as SegmentBlock.BlockError {
-                result.failure = (index, "block \(block.id) does not decode: \(error.reason)")
             } catch let error as StoreError {
                 result.failure = (index, error.message)
             } catch {
@@ -251,29 +304,6 @@ struct RawSegment: Sendable {
             if result.failure != nil { break }
         }
         return result
-    }
-
-    /// Appends the prefix state of each record of `block` (decompressed: `raw`).
-    private func prefixes(
-        of block: Block, in raw: [UInt8], count: Int, into states: inout [(slot: Int, state: SHA256)],
-        _ hasher: inout ChainHasher
-    ) throws(SegmentBlock.BlockError) {
-        var name = block.stream
-        var failure: SegmentBlock.BlockError?
-        name.withUTF8 { name in
-            raw.withUnsafeBytes { bytes in
-                do throws(SegmentBlock.BlockError) {
-                    try SegmentBlock.forEachRecord(bytes, count: count, segmentStart: first, segmentEnd: last) { record in
-                        states.append(
-                            (Int(record.position - first), prefix(record, of: block, name: UnsafeRawBufferPointer(name), &hasher)))
-                        return true
-                    }
-                } catch {
-                    failure = error
-                }
-            }
-        }
-        if let failure { throw failure }
     }
 
     /// A record's prefix state: its stream and version from the block's row, its stream and id bare before

@@ -100,6 +100,44 @@ extension EventStore {
         }
     }
 
+    /// Every event after `position` lent to `transform` as a view (`EventView`: no event built, no chain hash),
+    /// beside the reading as `forEachEvent(in:after:hashes:transform:_:)` runs its transform; `body` gets each
+    /// event's position and value, in position order, on this thread, until it returns false. For a whole-log pass
+    /// that keeps little of each event (a rebuild): sealed segments lend their blocks' decompressed bytes
+    /// (`RawSegment.lend`); rows are lent as the events they are read into.
+    public func forEachEventView<T: Sendable>(
+        in db: Database, after position: Int64, transform: @escaping @Sendable (EventView) -> T,
+        _ body: (Int64, consuming T) throws -> Bool
+    ) throws {
+        var position = position
+        do {
+            let sealed = try EventReader.sealedThrough(db)
+            if position < sealed {
+                let going = try SealedScan.lending(
+                    path: pool.path, db: db, after: position, decoders: decoders, transform: transform
+                ) { chunk in
+                    if let slots = chunk.values.first {
+                        // Each value moved out to `body`, none copied.
+                        while slots.taken < slots.count {
+                            let at = chunk.first + Int64(slots.taken)
+                            let value = slots.take()
+                            if at > position { guard try body(at, value) else { return false } }
+                        }
+                    }
+                    if let error = chunk.error { throw error }
+                    return true
+                }
+                guard going else { return }
+                position = sealed
+            }
+        } catch let error as RowDecodingError {
+            throw error.storeError
+        }
+        try forEachEvent(in: db, after: position, hashes: false, transform: { EventView.lending($0, transform) }) {
+            event, value in try body(event.position, value)
+        }
+    }
+
     /// Version of the last event of `stream`, or nil when the stream has none.
     public func streamVersion(in db: Database, stream: String) throws -> Int64? {
         guard let id = try EventReader.streamID(stream, db: db) else { return nil }
