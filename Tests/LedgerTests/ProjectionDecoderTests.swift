@@ -31,6 +31,13 @@ struct ProjectionDecoderTests {
         guard let fast = ProjectionDecoder.fast(event) else { return false }
         #expect(full != nil, "fast path accepted what the full decoder refuses: \(comment)")
         #expect(fast.resolved == full, "\(comment)")
+        // Lent as a sealed block lends it (no array to keep): its content states are copies, equal once parsed.
+        let lent = EventView.lending(event) { view in
+            var view = view
+            view.payloadOwner = nil
+            return ProjectionDecoder.fast(view)
+        }
+        #expect(lent?.resolved == full, "lent: \(comment)")
         return true
     }
 
@@ -155,9 +162,9 @@ extension ProjectionEvent {
     /// The event with every stored content state parsed, comparable with the full decoder's.
     var resolved: ProjectionEvent {
         mapContents { content in
-            guard case .stored(let bytes) = content.state else { return content }
+            guard case .stored(let payload, let range) = content.state else { return content }
             var copy = content
-            copy.state = .value((try? JSONParser.parse(bytes)) ?? .null)
+            copy.state = .value((try? JSONParser.parse(payload[range])) ?? .null)
             return copy
         }
     }

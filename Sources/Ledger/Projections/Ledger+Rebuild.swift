@@ -37,7 +37,10 @@ extension Ledger {
             let decode: @Sendable (EventView) -> Result<ProjectionEvent, any Error> = { view in
                 Result { try ProjectionDecoder.decode(view) }
             }
-            try store.forEachEventView(in: db, after: 0, transform: decode) { eventPosition, decoded in
+            let decodeBuilt: @Sendable (RecordedEvent) -> Result<ProjectionEvent, any Error> = { recorded in
+                Result { try ProjectionDecoder.decode(recorded) }
+            }
+            try store.forEachEventView(in: db, after: 0, transform: decode, built: decodeBuilt) { eventPosition, decoded in
                 switch decoded {
                 case .success(let decoded):
                     try batch.apply(decoded, position: eventPosition)

@@ -105,7 +105,7 @@ extension PayloadReader {
         return instant.milliseconds
     }
 
-    /// `content`: `state` stays bytes (copied out of the payload), measured for the 4096-byte rule while it is validated.
+    /// `content`: `state` stays bytes of the payload (or a copy of its own, from a lent block), measured for the 4096-byte rule while it is validated.
     mutating func content() throws(UnusualPayload) -> ProjectionEvent.Content {
         var state: Range<Int>?
         var size = 0
@@ -124,7 +124,9 @@ extension PayloadReader {
         }
         guard let state else { throw UnusualPayload() }
         return ProjectionEvent.Content(
-            state: .stored(Array(scanner.bytes[state])), staleDate: staleDate,
+            state: payloadOwner.map { .stored(payload: $0, range: state) }
+                ?? .stored(payload: Array(scanner.bytes[state]), range: 0..<state.count),
+            staleDate: staleDate,
             isTooLarge: size > ActivityContent.maximumStateSize)
     }
 

@@ -13,7 +13,8 @@ enum ProjectionDecoder {
     /// The projection's view of a stored event; throws `LedgerError` "position N: …" when it does not decode.
     /// Its names are qualified by the event's app (`ProjectionEvent.qualified`), as projection rows keep them.
     static func decode(_ recorded: RecordedEvent) throws -> ProjectionEvent {
-        try EventView.lending(recorded) { try decode($0) }
+        let event = try fast(recorded) ?? ProjectionEvent(try ActivityProjector.decode(recorded))
+        return event.qualified(app: Namespaced.app(recorded.stream))
     }
 
     /// `decode` of an event lent by a scan (`EventStore.forEachEventView`): only what the projection keeps is
@@ -25,15 +26,25 @@ enum ProjectionDecoder {
 
     /// The fast path alone: nil when it cannot decide. Its names are the app's own (not qualified).
     static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
-        EventView.lending(recorded) { fast($0) }
+        recorded.payload.withUnsafeBufferPointer { payload in
+            fast(type: recorded.type, stream: recorded.stream, at: recorded.at, payload: payload, owner: recorded.payload)
+        }
     }
 
     static func fast(_ view: EventView) -> ProjectionEvent? {
-        guard let type = eventType(String(decoding: view.type, as: UTF8.self)),
-            let stream = streamName(Namespaced.name(view.stream))
-        else { return nil }
-        var reader = PayloadReader(view.payload.assumingMemoryBound(to: UInt8.self))
-        return try? reader.event(type: type, stream: stream, at: view.at)
+        fast(
+            type: String(decoding: view.type, as: UTF8.self), stream: view.stream, at: view.at,
+            payload: view.payload.assumingMemoryBound(to: UInt8.self), owner: view.payloadOwner)
+    }
+
+    /// `payload` lies in `owner` when the caller has it as an array (a content state then keeps the array instead
+    /// of a copy of its bytes).
+    private static func fast(
+        type: String, stream: String, at: Int64, payload: UnsafeBufferPointer<UInt8>, owner: [UInt8]?
+    ) -> ProjectionEvent? {
+        guard let type = eventType(type), let stream = streamName(Namespaced.name(stream)) else { return nil }
+        var reader = PayloadReader(payload, owner: owner)
+        return try? reader.event(type: type, stream: stream, at: at)
     }
 
     /// `StreamName(_:)` without its generic lookups: kind before the first colon, a non-empty id after it.
@@ -69,9 +80,12 @@ enum ProjectionDecoder {
 /// The per-type field rules of the fast path (the `data` objects of SPEC §2, storage form).
 struct PayloadReader {
     var scanner: PayloadScanner
+    /// The array the scanned bytes lie in, if any: a content state keeps it instead of a copy of its bytes.
+    let payloadOwner: [UInt8]?
 
-    init(_ payload: UnsafeBufferPointer<UInt8>) {
+    init(_ payload: UnsafeBufferPointer<UInt8>, owner: [UInt8]?) {
         scanner = PayloadScanner(payload)
+        payloadOwner = owner
     }
 
     mutating func event(type: EventType, stream: StreamName, at: Int64) throws(UnusualPayload) -> ProjectionEvent {

@@ -139,19 +139,20 @@ extension ProjectionEvent.Content {
     }
 }
 
-/// A content state, parsed or still as the bytes it had in a stored payload; only the state an activity row ends up
+/// A content state, parsed or still as its bytes in a stored payload; only the state an activity row ends up
 /// with is hashed (`intended_hash`), so a rebuild parses one state per row instead of every one.
 enum ContentState: Equatable, Sendable {
     case value(JSONValue)
-    /// The state's JSON as stored, already validated (copied out of its payload).
-    case stored([UInt8])
+    /// `payload[range]` is the state's JSON, already validated: the stored payload itself when the event was built
+    /// (a row's), a copy of the state alone when it was lent from a sealed block (`EventView.payloadOwner`).
+    case stored(payload: [UInt8], range: Range<Int>)
     /// Only the state's hash, computed where the event was decoded (an append's caller, an import's decoding
     /// thread), so the writer neither canonicalizes nor hashes states.
     case hashed(Data)
 
-    /// Bytes this state keeps alive.
+    /// Bytes of the payload this state keeps alive.
     var storedBytes: Int {
-        if case .stored(let bytes) = self { return bytes.count }
+        if case .stored(let payload, _) = self { return payload.count }
         return 0
     }
 
@@ -162,9 +163,9 @@ enum ContentState: Equatable, Sendable {
             return NightlyFacts.hash(value)
         case .hashed(let hash):
             return hash
-        case .stored(let bytes):
+        case .stored(let payload, let range):
             // Validated by the decoder that made it, so this parse cannot fail; an empty hash would show if it did.
-            guard let value = try? JSONParser.parse(bytes) else { return Data() }
+            guard let value = try? JSONParser.parse(payload[range]) else { return Data() }
             return NightlyFacts.hash(value)
         }
     }

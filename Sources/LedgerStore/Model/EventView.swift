@@ -16,6 +16,24 @@ public struct EventView {
     public var recordedAt: Int64
     /// The uncompressed payload.
     public var payload: UnsafeRawBufferPointer
+    /// The array `payload` lies in, when the event was built before it was lent (a row's): a consumer that keeps
+    /// part of the payload can keep the array instead of copying the part. Nil for a sealed block's bytes.
+    public var payloadOwner: [UInt8]?
+
+    public init(
+        position: Int64, stream: String, version: Int64, id: UnsafeRawBufferPointer, type: UnsafeRawBufferPointer,
+        at: Int64, recordedAt: Int64, payload: UnsafeRawBufferPointer, payloadOwner: [UInt8]?
+    ) {
+        self.position = position
+        self.stream = stream
+        self.version = version
+        self.id = id
+        self.type = type
+        self.at = at
+        self.recordedAt = recordedAt
+        self.payload = payload
+        self.payloadOwner = payloadOwner
+    }
 
     /// The event as a value that outlives the call (its hash left empty: views carry none).
     public func recorded() -> RecordedEvent {
@@ -25,19 +43,25 @@ public struct EventView {
             hash: [])
     }
 
-    /// `body` with `event` lent as a view.
+    /// `body` with `event` lent as a view (its payload's array as `payloadOwner`).
     public static func lending<T>(_ event: RecordedEvent, _ body: (EventView) throws -> T) rethrows -> T {
-        var id = event.id
-        var type = event.type
-        return try id.withUTF8 { id in
-            try type.withUTF8 { type in
+        try withBytes(of: event.id) { id in
+            try withBytes(of: event.type) { type in
                 try event.payload.withUnsafeBytes { payload in
                     try body(EventView(
-                        position: event.position, stream: event.stream, version: event.version,
-                        id: UnsafeRawBufferPointer(id), type: UnsafeRawBufferPointer(type), at: event.at,
-                        recordedAt: event.recordedAt, payload: payload))
+                        position: event.position, stream: event.stream, version: event.version, id: id, type: type,
+                        at: event.at, recordedAt: event.recordedAt, payload: payload, payloadOwner: event.payload))
                 }
             }
         }
+    }
+
+    /// `body` with the UTF-8 bytes of `text`, in place when it has them contiguous (a native string).
+    private static func withBytes<T>(of text: String, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        if let result = try text.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        var copy = text
+        return try copy.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
     }
 }

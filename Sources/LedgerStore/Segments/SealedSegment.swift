@@ -147,7 +147,7 @@ struct RawSegment: Sendable {
                     let view = EventView(
                         position: record.position, stream: block.stream,
                         version: block.firstVersion + Int64(record.index), id: record.id, type: record.type,
-                        at: record.at, recordedAt: record.recordedAt, payload: record.payload)
+                        at: record.at, recordedAt: record.recordedAt, payload: record.payload, payloadOwner: nil)
                     if !slots.put(transform(view), at: Int(record.position - first)) { twice = record.position }
                 }
             } catch let error as StoreError {

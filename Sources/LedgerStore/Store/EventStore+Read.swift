@@ -104,10 +104,11 @@ extension EventStore {
     /// beside the reading as `forEachEvent(in:after:hashes:transform:_:)` runs its transform; `body` gets each
     /// event's position and value, in position order, on this thread, until it returns false. For a whole-log pass
     /// that keeps little of each event (a rebuild): sealed segments lend their blocks' decompressed bytes
-    /// (`RawSegment.lend`); rows are lent as the events they are read into.
+    /// (`RawSegment.lend`); rows are read into events first, which `built` transforms when given (lending each
+    /// row through this generic function cost a rows rebuild ~5 %), else `transform` gets them lent.
     public func forEachEventView<T: Sendable>(
         in db: Database, after position: Int64, transform: @escaping @Sendable (EventView) -> T,
-        _ body: (Int64, consuming T) throws -> Bool
+        built: (@Sendable (RecordedEvent) -> T)? = nil, _ body: (Int64, T) throws -> Bool
     ) throws {
         var position = position
         do {
@@ -133,7 +134,7 @@ extension EventStore {
         } catch let error as RowDecodingError {
             throw error.storeError
         }
-        try forEachEvent(in: db, after: position, hashes: false, transform: { EventView.lending($0, transform) }) {
+        try forEachEvent(in: db, after: position, hashes: false, transform: built ?? { EventView.lending($0, transform) }) {
             event, value in try body(event.position, value)
         }
     }
