@@ -20,21 +20,6 @@ public struct EventView {
     /// part of the payload can keep the array instead of copying the part. Nil for a sealed block's bytes.
     public var payloadOwner: [UInt8]?
 
-    public init(
-        position: Int64, stream: String, version: Int64, id: UnsafeRawBufferPointer, type: UnsafeRawBufferPointer,
-        at: Int64, recordedAt: Int64, payload: UnsafeRawBufferPointer, payloadOwner: [UInt8]?
-    ) {
-        self.position = position
-        self.stream = stream
-        self.version = version
-        self.id = id
-        self.type = type
-        self.at = at
-        self.recordedAt = recordedAt
-        self.payload = payload
-        self.payloadOwner = payloadOwner
-    }
-
     /// The event as a value that outlives the call (its hash left empty: views carry none).
     public func recorded() -> RecordedEvent {
         RecordedEvent(
