@@ -15,11 +15,13 @@ struct ProjectionEvent: Equatable, Sendable {
     var body: Body
 
     enum Body: Equatable, Sendable {
-        case request(Request)
+        // The two large cases are boxed (one allocation each, ~2 % of events): every value a rebuild moves is then
+        // ~60 bytes instead of ~155.
+        indirect case request(Request)
         case token(String)
         case startToken(String)
         case update(Content, timestamp: Int64)
-        case end(End)
+        indirect case end(End)
         case dismiss(DismissedByActor)
         case push(Push)
         case observe
