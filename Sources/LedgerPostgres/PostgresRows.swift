@@ -166,8 +166,9 @@ package struct PostgresNullableArray<Element: PostgresArrayEncodable & Sendable>
     package static var psqlType: PostgresDataType { Element.psqlArrayType }
     package static var psqlFormat: PostgresFormat { .binary }
 
-    /// ``PostgresArrayHeader``, then each element as its length and bytes (-1 and none: NULL). Inlinable, so a caller in another module gets it specialized for its element type (the projection's 29
-    /// columns of an append: a generic call per element otherwise).
+    /// ``PostgresArrayHeader``, then each element as its length and bytes (-1 and none: NULL). Inlinable, so a
+    /// caller in another module gets it specialized for its element type (the projection's 29 columns of an append:
+    /// a generic call per element otherwise).
     @inlinable
     package func encode<JSONEncoder: PostgresJSONEncoder>(
         into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>

@@ -105,7 +105,8 @@ extension PayloadReader {
         return instant.milliseconds
     }
 
-    /// `content`: `state` stays bytes of the payload (or a copy of its own, from a lent block), measured for the 4096-byte rule while it is validated.
+    /// `content`: `state` stays bytes of the payload (or a copy of its own, from a lent block), measured for the
+    /// 4096-byte rule while it is validated.
     mutating func content() throws(UnusualPayload) -> ProjectionEvent.Content {
         var state: Range<Int>?
         var size = 0

@@ -121,20 +121,27 @@ struct RawSegment: Sendable {
         of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder
     ) throws -> [RecordedEvent] {
         var events: [RecordedEvent] = []
-        events.reserveCapacity(Int(clamping: max(0, min(block.lastVersion - block.firstVersion + 1, last - first + 1))))
+        events.reserveCapacity(Int(clamping: min(max(block.lastVersion - block.firstVersion + 1, 0), last - first + 1)))
         try forEachRecord(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder) { record in
-            events.append(RecordedEvent(
-                position: record.position, stream: block.stream, version: block.firstVersion + Int64(record.index),
-                id: String(decoding: record.id, as: UTF8.self), type: String(decoding: record.type, as: UTF8.self),
-                at: record.at, recordedAt: record.recordedAt, payload: Array(record.payload), hash: []))
+            events.append(view(of: record, in: block).recorded())
         }
         return events
+    }
+
+    /// A record of `block` as an event view (its stream and version from the block's row).
+    static func view(of record: SegmentBlock.RecordView, in block: Block) -> EventView {
+        EventView(
+            position: record.position, stream: block.stream, version: block.firstVersion + Int64(record.index),
+            id: record.id, type: record.type, at: record.at, recordedAt: record.recordedAt, payload: record.payload,
+            payloadOwner: nil)
     }
 
     /// Every event of the segment lent to `transform` as a view (block by block, straight from its decompressed
     /// bytes: no event is built), its value filed under its slot (position − first) to be taken out in position
     /// order. The same checks as `decode` except the check values: views carry no hash.
-    func lend<T>(with decoder: PayloadDecoder, _ transform: (EventView) -> T) -> Result<SlotBuffer<T>, RowDecodingError> {
+    func lend<T>(
+        with decoder: PayloadDecoder, _ transform: (EventView) -> T
+    ) -> Result<SlotBuffer<T>, RowDecodingError> {
         let count = Int(last - first + 1)
         guard count >= 1 else { return .failure(failure("its row is malformed")) }
         let slots = SlotBuffer<T>(count: count)
@@ -144,11 +151,8 @@ struct RawSegment: Sendable {
                 try Self.forEachRecord(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder) {
                     record in
                     guard twice == nil else { return }
-                    let view = EventView(
-                        position: record.position, stream: block.stream,
-                        version: block.firstVersion + Int64(record.index), id: record.id, type: record.type,
-                        at: record.at, recordedAt: record.recordedAt, payload: record.payload, payloadOwner: nil)
-                    if !slots.put(transform(view), at: Int(record.position - first)) { twice = record.position }
+                    let value = transform(Self.view(of: record, in: block))
+                    if !slots.put(value, at: Int(record.position - first)) { twice = record.position }
                 }
             } catch let error as StoreError {
                 return .failure(failure(error.message))
@@ -157,7 +161,9 @@ struct RawSegment: Sendable {
             }
             if let twice { return .failure(failure("position \(twice) is stored twice")) }
         }
-        if let missing = slots.firstEmpty { return .failure(failure("position \(first + Int64(missing)) is missing from it")) }
+        if let missing = slots.firstEmpty {
+            return .failure(failure("position \(first + Int64(missing)) is missing from it"))
+        }
         return .success(slots)
     }
 

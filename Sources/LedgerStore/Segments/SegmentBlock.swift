@@ -55,8 +55,8 @@ enum SegmentBlock {
     }
 
     /// Calls `body` with each record of a block of `count` events in the segment `segmentStart…segmentEnd`, in
-    /// order, copying nothing, until `body` returns false: the one parser of this format (`decode` builds events on
-    /// it; a segment's chain hashes are computed from it without building any).
+    /// order, copying nothing, until `body` returns false: the one parser of this format (`RawSegment.forEachRecord`
+    /// reads every block through it, for events, lent views and chain hashes).
     static func forEachRecord(
         _ bytes: UnsafeRawBufferPointer, count: Int, segmentStart: Int64, segmentEnd: Int64,
         _ body: (RecordView) -> Bool
@@ -84,24 +84,6 @@ enum SegmentBlock {
             index += 1
         }
         guard index == count else { throw BlockError("it holds fewer events than its version range") }
-    }
-
-    /// The events of a block of `count` events of `stream` from `firstVersion`, in the segment
-    /// `segmentStart…segmentEnd`, in order; their hashes are left empty (the chain needs the whole segment).
-    static func decode(
-        _ bytes: UnsafeRawBufferPointer, count: Int, segmentStart: Int64, segmentEnd: Int64, stream: String,
-        firstVersion: Int64
-    ) throws(BlockError) -> [RecordedEvent] {
-        var events: [RecordedEvent] = []
-        events.reserveCapacity(count)
-        try forEachRecord(bytes, count: count, segmentStart: segmentStart, segmentEnd: segmentEnd) { record in
-            events.append(RecordedEvent(
-                position: record.position, stream: stream, version: firstVersion + Int64(record.index),
-                id: String(decoding: record.id, as: UTF8.self), type: String(decoding: record.type, as: UTF8.self),
-                at: record.at, recordedAt: record.recordedAt, payload: Array(record.payload), hash: []))
-            return true
-        }
-        return events
     }
 
     /// Why a block's bytes do not decode.
