@@ -32,6 +32,32 @@ struct ProjectionEquivalenceTests {
         #expect(inline == rebuilt)
     }
 
+    /// A sealed rebuild decodes each segment with a memo of the last stream (`ProjectionDecoder.StreamMemo`), and a
+    /// flush of 256 rows or more hashes their intended states on two threads first: 300 activities of two apps
+    /// and the app-less namespace, interleaved, sealed, give the rows the appends made.
+    @Test("a rebuild of a sealed log of 300 activities in three namespaces equals the inline projections")
+    func sealedRebuildOfManyActivitiesMatchesInline() async throws {
+        let temp = try TemporaryLedger()
+        let sources: [(app: String?, lines: [String])] = [
+            (nil, RandomWorkload(seed: 31, activities: 100, eventsPerActivity: 6).lines()),
+            ("com.example.rides", RandomWorkload(seed: 32, activities: 100, eventsPerActivity: 6).lines()),
+            ("com.example.scores", RandomWorkload(seed: 33, activities: 100, eventsPerActivity: 6).lines()),
+        ]
+        for start in stride(from: 0, to: sources.map(\.lines.count).max()!, by: 17) {
+            for source in sources where start < source.lines.count {
+                let batch = source.lines[start..<min(start + 17, source.lines.count)]
+                try await temp.append(batch.joined(separator: "\n"), app: source.app)
+            }
+        }
+        let inline = try await Self.dump(temp.ledger)
+        let report = try await temp.ledger.seal()
+        #expect(report.events > 1_000)
+        let summary = try await temp.ledger.rebuild()
+        #expect(summary.activities >= 300)
+        #expect(summary.undecodable == 0)
+        #expect(try await Self.dump(temp.ledger) == inline)
+    }
+
     @Test("the projection's token and attributes type agree with the fold", arguments: [4, 5] as [UInt64])
     func projectionMatchesFold(seed: UInt64) async throws {
         let temp = try TemporaryLedger()
