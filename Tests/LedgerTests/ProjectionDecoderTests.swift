@@ -55,6 +55,22 @@ struct ProjectionDecoderTests {
         #expect(types.count >= 8, "\(types)")
     }
 
+    @Test("one stream memo across views of alternating streams and apps decodes each as its built event decodes")
+    func streamMemoAgrees() throws {
+        let lines = Array(RandomWorkload(seed: 13, activities: 6, eventsPerActivity: 12).lines())
+        let apps = ["", "com.example.rides", "com.example.rides", "com.example.scores"]
+        var streams = ProjectionDecoder.StreamMemo()
+        for (index, line) in lines.enumerated() {
+            let event = try EventCodec.decode(line)
+            var recorded = Self.recorded(event)
+            recorded.stream = Namespaced.qualify(recorded.stream, app: apps[index % apps.count])
+            let built = try ProjectionDecoder.decode(recorded)
+            let memo = EventView.lending(recorded) { try? ProjectionDecoder.decode($0, streams: &streams) }
+            #expect(memo == built, "\(line)")
+            #expect(memo?.stream.id.hasPrefix(apps[index % apps.count]) == true)
+        }
+    }
+
     @Test("odd but valid payloads of every type take the fast path and project the same", arguments: OddPayloads.valid)
     func oddValidPayloads(_ odd: OddPayload) {
         let event = Self.recorded(type: odd.type, stream: odd.stream, payload: Array(odd.payload.utf8))

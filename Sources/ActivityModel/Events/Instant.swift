@@ -87,8 +87,13 @@ extension Instant {
     /// ``init(unixSeconds:)``).
     public init?(rfc3339 string: String) {
         var copy = string
-        guard let value = copy.withUTF8({ Instant.parse($0) }), Self.acceptedMilliseconds.contains(value.milliseconds)
-        else { return nil }
+        guard let value = copy.withUTF8({ Instant(rfc3339: $0) }) else { return nil }
+        self = value
+    }
+
+    /// `init?(rfc3339:)` of a string's UTF-8 bytes, read where they lie (a payload being scanned).
+    public init?(rfc3339 utf8: UnsafeBufferPointer<UInt8>) {
+        guard let value = Instant.parse(utf8), Self.acceptedMilliseconds.contains(value.milliseconds) else { return nil }
         self = value
     }
 

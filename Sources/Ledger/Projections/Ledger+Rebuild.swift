@@ -34,13 +34,16 @@ extension Ledger {
             // into (`forEachEventView`: no event built) straight into what the projection reads
             // (`ProjectionDecoder`); this thread projects. Activity rows stay in memory across the whole scan up
             // to a bound, so most are read never and written once.
-            let decode: @Sendable (EventView) -> Result<ProjectionEvent, any Error> = { view in
-                Result { try ProjectionDecoder.decode(view) }
+            // Each segment's decoding keeps a memo of the last stream (a block lends its events with one name).
+            let makeDecode: @Sendable () -> (EventView) -> Result<ProjectionEvent, any Error> = {
+                var streams = ProjectionDecoder.StreamMemo()
+                return { view in Result { try ProjectionDecoder.decode(view, streams: &streams) } }
             }
             let decodeBuilt: @Sendable (RecordedEvent) -> Result<ProjectionEvent, any Error> = { recorded in
                 Result { try ProjectionDecoder.decode(recorded) }
             }
-            try store.forEachEventView(in: db, after: 0, transform: decode, built: decodeBuilt) { eventPosition, decoded in
+            try store.forEachEventView(in: db, after: 0, makeTransform: makeDecode, built: decodeBuilt) {
+                eventPosition, decoded in
                 switch decoded {
                 case .success(let decoded):
                     try batch.apply(decoded, position: eventPosition)

@@ -95,7 +95,7 @@ extension PayloadReader {
         if try scanner.null() { return nil }
         let instant: Instant?
         if scanner.current == UInt8(ascii: "\"") {
-            instant = Instant(rfc3339: try scanner.string())
+            instant = Instant(rfc3339: try rfc3339Bytes())
         } else if let text = try scanner.numberText() {
             instant = Instant(unixSeconds: JSONNumber(literal: text))
         } else {
@@ -103,6 +103,12 @@ extension PayloadReader {
         }
         guard let instant else { throw UnusualPayload() }
         return instant.milliseconds
+    }
+
+    /// A time string's bytes where they lie in the payload (no string made; an escaped one is unusual, as
+    /// `scanner.string()` makes it).
+    private mutating func rfc3339Bytes() throws(UnusualPayload) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: scanner.bytes[try scanner.stringRange(allowEscapes: false)])
     }
 
     /// `content`: `state` stays bytes of the payload (or a copy of its own, from a lent block), measured for the
@@ -120,7 +126,12 @@ extension PayloadReader {
                 state = start..<reader.scanner.index
             case 1: staleDate = try reader.optionalInstant()
             default:
-                if let score = try reader.optionalNumber(), !score.doubleValue.isFinite { throw UnusualPayload() }
+                // A plain integer is finite; any other number is read as `FieldReader` reads it.
+                if reader.scanner.plainInteger() == nil, let score = try reader.optionalNumber(),
+                    !score.doubleValue.isFinite
+                {
+                    throw UnusualPayload()
+                }
             }
         }
         guard let state else { throw UnusualPayload() }
@@ -190,7 +201,7 @@ extension PayloadReader {
         if try scanner.null() { return nil }
         let instant: Instant?
         if scanner.current == UInt8(ascii: "\"") {
-            instant = Instant(rfc3339: try scanner.string())
+            instant = Instant(rfc3339: try rfc3339Bytes())
         } else if let text = try scanner.numberText() {
             instant = Instant(unixMilliseconds: JSONNumber(literal: text))
         } else {

@@ -18,31 +18,60 @@ enum ProjectionDecoder {
     }
 
     /// `decode` of an event lent by a scan (`EventStore.forEachEventView`): only what the projection keeps is
-    /// copied out of it; the full decoder, for what the fast path leaves, gets the event built.
-    static func decode(_ view: EventView) throws -> ProjectionEvent {
-        let event = try fast(view) ?? ProjectionEvent(try ActivityProjector.decode(view.recorded()))
-        return event.qualified(app: Namespaced.app(view.stream))
+    /// copied out of it; the full decoder, for what the fast path leaves, gets the event built. `streams` resolves
+    /// the view's stream once for all the events of a block (they share one stream string).
+    static func decode(_ view: EventView, streams: inout StreamMemo) throws -> ProjectionEvent {
+        let stream = streams.resolve(view.stream)
+        let event =
+            try fast(view, stream: stream.name) ?? ProjectionEvent(try ActivityProjector.decode(view.recorded()))
+        return event.qualified(app: stream.app)
+    }
+
+    /// A stored stream name split into its app and its `StreamName`, kept while the next events have the same
+    /// stream: a sealed block lends all its events with one string, so most events compare it and split nothing
+    /// (splitting it per event was ~5 % of a sealed rebuild). One per thread: it is the scan's transform's state.
+    struct StreamMemo {
+        private var stored: String?
+        private var resolved: (name: StreamName?, app: String) = (nil, "")
+
+        init() {}
+
+        mutating func resolve(_ stream: String) -> (name: StreamName?, app: String) {
+            if stream != stored {
+                let (app, name) = Namespaced.split(stream)
+                resolved = (streamName(name), app)
+                stored = stream
+            }
+            return resolved
+        }
     }
 
     /// The fast path alone: nil when it cannot decide. Its names are the app's own (not qualified).
     static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
-        recorded.payload.withUnsafeBufferPointer { payload in
-            fast(type: recorded.type, stream: recorded.stream, at: recorded.at, payload: payload, owner: recorded.payload)
+        guard let stream = streamName(Namespaced.name(recorded.stream)) else { return nil }
+        return recorded.payload.withUnsafeBufferPointer { payload in
+            fast(type: recorded.type, stream: stream, at: recorded.at, payload: payload, owner: recorded.payload)
         }
     }
 
     static func fast(_ view: EventView) -> ProjectionEvent? {
-        fast(
-            type: String(decoding: view.type, as: UTF8.self), stream: view.stream, at: view.at,
+        fast(view, stream: streamName(Namespaced.name(view.stream)))
+    }
+
+    /// `fast(_:)` of a view whose stream the caller resolved (`StreamMemo`).
+    private static func fast(_ view: EventView, stream: StreamName?) -> ProjectionEvent? {
+        guard let stream else { return nil }
+        return fast(
+            type: String(decoding: view.type, as: UTF8.self), stream: stream, at: view.at,
             payload: view.payload.assumingMemoryBound(to: UInt8.self), owner: view.payloadOwner)
     }
 
     /// `payload` lies in `owner` when the caller has it as an array (a content state then keeps the array instead
     /// of a copy of its bytes).
     private static func fast(
-        type: String, stream: String, at: Int64, payload: UnsafeBufferPointer<UInt8>, owner: [UInt8]?
+        type: String, stream: StreamName, at: Int64, payload: UnsafeBufferPointer<UInt8>, owner: [UInt8]?
     ) -> ProjectionEvent? {
-        guard let type = eventType(type), let stream = streamName(Namespaced.name(stream)) else { return nil }
+        guard let type = eventType(type) else { return nil }
         var reader = PayloadReader(payload, owner: owner)
         return try? reader.event(type: type, stream: stream, at: at)
     }

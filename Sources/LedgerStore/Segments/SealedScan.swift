@@ -54,16 +54,17 @@ enum SealedScan {
         }, body)
     }
 
-    /// Like `run`, with each event lent to `transform` as a view (`RawSegment.lend`: no event is built); a chunk's
-    /// `events` stay empty and its one value holds the segment's values by slot (none when `error` is set).
+    /// Like `run`, with each event lent as a view (`RawSegment.lend`: no event is built) to a transform made for
+    /// the segment (`makeTransform`, on the thread that decodes it); a chunk's `events` stay empty and its one value
+    /// holds the segment's values by slot (none when `error` is set).
     static func lending<T: Sendable>(
         path: String, db: Database, after: Int64, decoders: DecoderPool,
-        transform: @escaping @Sendable (EventView) -> T, _ body: (Chunk<SlotBuffer<T>>) throws -> Bool
+        makeTransform: @escaping @Sendable () -> (EventView) -> T, _ body: (Chunk<SlotBuffer<T>>) throws -> Bool
     ) throws -> Bool {
         try run(path: path, db: db, after: after, decoders: decoders, decode: { raw, decoder in
             var chunk = Chunk<SlotBuffer<T>>(
                 first: raw.first, last: raw.last, previousHash: raw.previousHash, events: [], values: [])
-            switch raw.lend(with: decoder, transform) {
+            switch raw.lend(with: decoder, makeTransform()) {
             case .success(let slots): chunk.values = [slots]
             case .failure(let error): chunk.error = error
             }

@@ -110,12 +110,21 @@ extension EventStore {
         in db: Database, after position: Int64, transform: @escaping @Sendable (EventView) -> T,
         built: (@Sendable (RecordedEvent) -> T)? = nil, _ body: (Int64, T) throws -> Bool
     ) throws {
+        try forEachEventView(in: db, after: position, makeTransform: { transform }, built: built, body)
+    }
+
+    /// `forEachEventView(in:after:transform:built:_:)` with a transform that keeps state between the events it is
+    /// lent (a memo of the last stream, say): `makeTransform` makes one for each segment, used on one thread only.
+    public func forEachEventView<T: Sendable>(
+        in db: Database, after position: Int64, makeTransform: @escaping @Sendable () -> (EventView) -> T,
+        built: (@Sendable (RecordedEvent) -> T)? = nil, _ body: (Int64, T) throws -> Bool
+    ) throws {
         var position = position
         do {
             let sealed = try EventReader.sealedThrough(db)
             if position < sealed {
                 let going = try SealedScan.lending(
-                    path: pool.path, db: db, after: position, decoders: decoders, transform: transform
+                    path: pool.path, db: db, after: position, decoders: decoders, makeTransform: makeTransform
                 ) { chunk in
                     if let slots = chunk.values.first {
                         // Each value moved out to `body`, none copied.
@@ -134,8 +143,9 @@ extension EventStore {
         } catch let error as RowDecodingError {
             throw error.storeError
         }
-        try forEachEvent(in: db, after: position, hashes: false, transform: built ?? { EventView.lending($0, transform) }) {
-            event, value in try body(event.position, value)
+        let transform = built ?? { event in EventView.lending(event) { makeTransform()($0) } }
+        try forEachEvent(in: db, after: position, hashes: false, transform: transform) { event, value in
+            try body(event.position, value)
         }
     }
 
