@@ -104,6 +104,31 @@ struct ProjectionDecoderTests {
         }
     }
 
+    /// The scanner reads plain string runs eight bytes at a time (`PayloadScanner.plainWords`): a byte that needs
+    /// a look (quote, backslash, control, DEL's neighbours, non-ASCII, a bad UTF-8 lead) at every offset of a word,
+    /// and at the end, must give the full parser's verdict and size.
+    @Test("a string's special byte at any offset of an eight-byte word is seen as the full parser sees it")
+    func specialBytesAtEveryOffset() throws {
+        let specials: [[UInt8]] = [
+            Array(#"""#.utf8), Array(#"\"#.utf8), Array(#"é"#.utf8), [0x22], [0x5C], [0x01], [0x1F], [0x20],
+            [0x7E], [0x7F], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0x80], [0xC3], [0xFF],
+        ]
+        for special in specials {
+            for offset in 0..<19 {
+                let text = Array(repeating: UInt8(ascii: "a"), count: offset) + special
+                    + Array(repeating: UInt8(ascii: "b"), count: 18 - offset)
+                let json = [UInt8(ascii: "\"")] + text + [UInt8(ascii: "\"")]
+                let parsed = try? JSONParser.parse(json[...])
+                let scanned = json.withUnsafeBufferPointer { bytes -> Int? in
+                    var scanner = PayloadScanner(bytes)
+                    guard let size = try? scanner.skipValue(depth: 1), scanner.atEnd else { return nil }
+                    return size
+                }
+                #expect(scanned == parsed?.compactSize, "\(special) at \(offset)")
+            }
+        }
+    }
+
     @Test("randomly damaged payloads are never accepted where the full decoder refuses them")
     func damagedPayloads() throws {
         var random = SeededRandom(seed: 99)

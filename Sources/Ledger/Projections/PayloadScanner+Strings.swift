@@ -53,10 +53,10 @@ extension PayloadScanner {
         throw UnusualPayload()
     }
 
-    /// The first offset from `start` whose 8-byte word holds a byte that is not plain string content: a control
-    /// character, a quote, a backslash or a non-ASCII byte (each found exactly by the zero-byte test, which has no
-    /// false negatives and, as a yes/no for the whole word, no false positives). Words that would run past the
-    /// end are left to the byte loop.
+    /// The first offset from `start` whose 8-byte word holds a byte that is not plain string content: a quote or a
+    /// backslash (a zero byte after XOR), a control character (a borrow out of the byte minus 0x20) or a non-ASCII
+    /// byte (its high bit). As a yes/no for the whole word each test is exact: a borrow only spreads upwards from a
+    /// byte that is itself one of them. Words that would run past the end are left to the byte loop.
     @inline(__always)
     static func plainWords(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         guard let base = bytes.baseAddress else { return start }
@@ -68,7 +68,7 @@ extension PayloadScanner {
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
             let special =
-                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- ones &* 0x20) | word
+                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- (ones &* 0x20)) | word
             guard special & highs == 0 else { break }
             index += 8
         }

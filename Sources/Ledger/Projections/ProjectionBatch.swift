@@ -168,12 +168,13 @@ struct ProjectionBatch<Store: ProjectionRows> {
         for (slot, index) in held.enumerated() { rows.values[index].intendedState = .hashed(computed[slot]) }
     }
 
-    /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
+    /// The stored row of `id`; no read when the batch started from empty tables and has not written it.
     private mutating func readSummary(_ id: String) throws -> ActivitySummary? {
         if let written, !written.contains(id.hashValue) { return nil }
         return try store.summary(id)
     }
 
+    /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
     mutating func flush() throws {
         guard !rows.isEmpty else { return }
         if rows.count >= Self.parallelHashRows { hashIntendedStates() }
