@@ -150,22 +150,17 @@ struct ProjectionBatch<Store: ProjectionRows> {
     /// Each is a parse, a canonical form and a SHA-256, and a rebuild's last flush writes every activity it held
     /// with nothing left to read beside it: on one thread that was a quarter of the flush.
     private mutating func hashIntendedStates() {
-        var held: [Dictionary<String, ActivitySummary>.Index] = []
-        var states: [ContentState] = []
-        for index in rows.indices {
-            guard let state = rows.values[index].intendedState, state.storedBytes > 0 else { continue }
-            held.append(index)
-            states.append(state)
+        let pending = rows.indices.compactMap { index in
+            rows.values[index].intendedState.flatMap { $0.storedBytes > 0 ? (index: index, state: $0) : nil }
         }
-        guard !states.isEmpty else { return }
-        let toHash = states
-        let hashes = Mutex([Data](repeating: Data(), count: toHash.count))
+        guard !pending.isEmpty else { return }
+        let hashes = Mutex([Data](repeating: Data(), count: pending.count))
         DispatchQueue.concurrentPerform(iterations: 2) { part in
-            let mine = stride(from: part, to: toHash.count, by: 2).map { ($0, toHash[$0].hash) }
+            let mine = stride(from: part, to: pending.count, by: 2).map { ($0, pending[$0].state.hash) }
             hashes.withLock { hashes in for (slot, hash) in mine { hashes[slot] = hash } }
         }
         let computed = hashes.withLock { $0 }
-        for (slot, index) in held.enumerated() { rows.values[index].intendedState = .hashed(computed[slot]) }
+        for (slot, held) in pending.enumerated() { rows.values[held.index].intendedState = .hashed(computed[slot]) }
     }
 
     /// The stored row of `id`; no read when the batch started from empty tables and has not written it.

@@ -143,6 +143,8 @@ extension EventStore {
         } catch let error as RowDecodingError {
             throw error.storeError
         }
+        // Rows are transformed on the scan's helper thread, and a made transform belongs to one thread: without
+        // `built`, each row gets one of its own.
         let transform = built ?? { event in EventView.lending(event) { makeTransform()($0) } }
         try forEachEvent(in: db, after: position, hashes: false, transform: transform) { event, value in
             try body(event.position, value)
