@@ -17,6 +17,14 @@ extension Ledger {
     /// Rebuilds every projection from the log in place, in one transaction: readers keep seeing the old rows
     /// (their WAL snapshot) until the commit, then the new ones; appends wait for the transaction.
     public func rebuild(progress: (@Sendable (Int64, Int64) -> Void)? = nil) async throws -> RebuildSummary {
+        try await rebuild(progress: progress, quietEvents: Self.rebuildQuietEvents)
+    }
+
+    /// `rebuild(progress:)`, writing out the rows of activities with no event of their own among the last
+    /// `quietEvents` every `quietEvents` events (tests choose a small one).
+    func rebuild(
+        progress: (@Sendable (Int64, Int64) -> Void)?, quietEvents: Int64
+    ) async throws -> RebuildSummary {
         let started = Self.now()
         if let postgres {
             let (events, activities) = try await postgres.catchUp(projector: projector, fromScratch: true, progress: progress)
@@ -59,6 +67,8 @@ extension Ledger {
                 // Rows may keep their content state's payload: bound both the rows and those bytes.
                 if batch.pendingRows >= Self.rebuildRowsInMemory || batch.heldBytes >= Self.rebuildHeldBytes {
                     try batch.flush()
+                } else if count % quietEvents == 0 {
+                    try batch.flush(quietSince: eventPosition - quietEvents)
                 }
                 if count % 4096 == 0 { progress?(count, last) }
                 return true
@@ -77,4 +87,7 @@ extension Ledger {
     static let rebuildRowsInMemory = 16_384
     /// Payload bytes the held rows may keep alive before they are written out.
     static let rebuildHeldBytes = 32 << 20
+    /// Every this many events a rebuild writes out the rows of activities with no event of their own among the
+    /// last this many (`ProjectionBatch.flush(quietSince:)`).
+    static let rebuildQuietEvents: Int64 = 8_192
 }

@@ -169,16 +169,40 @@ struct ProjectionBatch<Store: ProjectionRows> {
         return try store.summary(id)
     }
 
+    /// Writes the held rows of activities whose own last event is at or before `position`, and forgets them, as
+    /// `flush` does (a later event of one of them reads its row back and writes it again).
+    ///
+    /// A rebuild calls it as it goes, for activities that have gone quiet: most activities live over a stretch of
+    /// the log, so their rows are written while the readers still decode, instead of all of them after the scan,
+    /// where the writing thread ran alone (a tenth of a sealed rebuild's wall time, BENCHMARKS.md session 20).
+    mutating func flush(quietSince position: Int64) throws {
+        let quiet = rows.keys.filter { (rows[$0]!.lastPosition ?? 0) <= position }
+        guard !quiet.isEmpty else { return }
+        var written: [ActivitySummary] = []
+        written.reserveCapacity(quiet.count)
+        for id in quiet {
+            let row = rows.removeValue(forKey: id)!
+            heldBytes -= row.intendedState?.storedBytes ?? 0
+            written.append(row)
+        }
+        try store.write(written)
+        noteWritten(quiet)
+    }
+
     /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
     mutating func flush() throws {
         guard !rows.isEmpty else { return }
         if rows.count >= Self.parallelHashRows { hashIntendedStates() }
         try store.write(rows.values)
-        if written != nil {
-            written!.reserveCapacity(written!.count + rows.count)
-            for id in rows.keys { written!.insert(id.hashValue) }
-        }
+        noteWritten(rows.keys)
         rows.removeAll(keepingCapacity: true)
         heldBytes = 0
+    }
+
+    /// Records that the rows of `ids` are in the table now (when the batch started from empty tables).
+    private mutating func noteWritten(_ ids: some Collection<String>) {
+        guard written != nil else { return }
+        written!.reserveCapacity(written!.count + ids.count)
+        for id in ids { written!.insert(id.hashValue) }
     }
 }
