@@ -4,8 +4,8 @@ import GRDB
 /// A scan over sealed segments, in position order: the sealed counterpart of `ParallelScan`.
 ///
 /// Segments never change once committed (sealing only adds segments, in one transaction with deleting their
-/// rows), so any later snapshot holds the same bytes for a segment the caller's snapshot sees. Two reader
-/// threads, each with a read-only connection of its own, take alternate segments and read, decompress, hash
+/// rows), so any later snapshot holds the same bytes for a segment the caller's snapshot sees. Reader threads
+/// (`readerThreads`), each with a read-only connection of its own, take turns at segments: read, decompress, hash
 /// (each segment's chain starts from its stored `previous_hash`, so segments hash independently) and
 /// transform them; the caller's thread takes them in order. The first `leadingSegments` are decoded on the
 /// caller's thread, so a short read (a feed page) never starts the readers; a reader that fails leaves its
@@ -13,6 +13,10 @@ import GRDB
 enum SealedScan {
     static let leadingSegments = 1
     static let minimumReaderSegments = 2
+    /// Three, on this 2-core machine: with two, a core sat idle whenever both readers waited for the caller to
+    /// take a segment, or one waited for its turn; a sealed rebuild of 1M events took 0.95× the wall time with
+    /// three (26 alternating whole-process pairs, BENCHMARKS.md session 20), for ~8 MiB more at its peak.
+    static let readerThreads = 3
 
     /// One decoded segment: its events (with chain hashes) and their transforms, in order. Two arrays, not one
     /// of pairs: copying pairs out of an array retained every event's four references (a third of a scan).
@@ -86,15 +90,16 @@ enum SealedScan {
                 // Each reader may be three segments ahead of the caller: with one, a reader that finished early
                 // waited for the other's slower segment to be taken first (a sealed rebuild kept the 2 cores 82 %
                 // busy under `perf`, 87 % with three; 16 alternating whole-process pairs, wall 0.95×).
-                readers = (0..<2).map { reader in
-                    let mine = Array(stride(from: index + reader, to: firsts.count, by: 2)).map { firsts[$0] }
+                readers = (0..<Self.readerThreads).map { reader in
+                    let mine = stride(from: index + reader, to: firsts.count, by: Self.readerThreads).map { firsts[$0] }
                     return BoundedPipeline(name: "ledger-seal-read", capacity: 3) { pipeline in
                         read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders, decode: decode,
                             into: pipeline)
                     }
                 }
             }
-            let sent = readers.isEmpty ? nil : (try? readers[(index - leadingSegments) % 2].next()) ?? nil
+            let turn = (index - leadingSegments) % Self.readerThreads
+            let sent = readers.isEmpty ? nil : (try? readers[turn].next()) ?? nil
             let chunk: Chunk<T>
             if let ready = sent {
                 chunk = ready
