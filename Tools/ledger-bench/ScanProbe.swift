@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Foundation
 import GRDB
@@ -9,7 +10,7 @@ import Logging
 /// `ledger-bench scan --db PATH`: reads an existing ledger's whole log with `EventStore.forEachEvent` (with
 /// `--views`, `forEachEventView`) a few times and prints events/s — a steady target for `perf record` when working on the read path. With
 /// `--timelines N` it times N timelines of random activities instead (the app-less namespace's, as the bench's
-/// corpus has), the file opened cold in this process as another process would.
+/// corpus has), the file opened cold in this process as another process would; with `--states N`, N states.
 struct ScanProbe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan", abstract: "Time full scans of an existing ledger file (for profiling reads).")
@@ -21,9 +22,12 @@ struct ScanProbe: AsyncParsableCommand {
     var views = false
     @Option(help: "Instead of scans: time this many timelines of random activities, the file opened cold.")
     var timelines: Int = 0
+    @Option(help: "Instead of scans: time this many states (state --at) of random activities, as the bench asks.")
+    var states: Int = 0
 
     func run() async throws {
         if timelines > 0 { return try await timeTimelines() }
+        if states > 0 { return try await timeStates() }
         var configuration = StoreConfiguration()
         configuration.readOnly = true
         let store = try EventStore(path: db, configuration: configuration, logger: Logger(label: "scan"))
@@ -69,6 +73,32 @@ struct ScanProbe: AsyncParsableCommand {
         let figures = LedgerBenchmark.percentiles(samples)
         print(String(format: "%d timelines, cold: p50 %.3f ms p99 %.3f ms; on CPU p50 %.3f ms p99 %.3f ms; total %.0f ms",
             timelines, figures.p50, figures.p99, figures.cpuP50, figures.cpuP99, samples.map(\.wall).reduce(0, +)))
+    }
+
+    /// `states` states of random activities (seed 2026), each at a random time of the four hours from its start
+    /// (as the ledger bench asks them: most of the corpus's activities have ended by then), through the async
+    /// API: p50/p99 wall and CPU.
+    func timeStates() async throws {
+        let ledger = try Ledger(path: db, configuration: .readOnly, logger: Logger(label: "scan"))
+        let all = try await ledger.pool.read { db in try String.fetchAll(db, sql: "SELECT activity FROM activities") }
+        guard !all.isEmpty else { throw ValidationError("the ledger has no activities") }
+        var random = SeededRandom(seed: 2026)
+        var questions: [(String, Instant)] = []
+        for _ in 0..<states {
+            let activity = all.randomElement(using: &random)!
+            let end = Instant(milliseconds: 4_000_000_000_000)
+            let start = try await ledger.state(activity: activity, at: end).startsAt
+            let offset = Int64.random(in: 0...(4 * 3_600_000), using: &random)
+            questions.append((activity, start.adding(milliseconds: offset)))
+        }
+        var samples: [LedgerBenchmark.Sample] = []
+        for (activity, at) in questions {
+            samples.append(try await LedgerBenchmark.time { _ = try await ledger.state(activity: activity, at: at) })
+        }
+        let figures = LedgerBenchmark.percentiles(samples)
+        print(String(
+            format: "%d states: p50 %.3f ms p99 %.3f ms; on CPU p50 %.3f ms p99 %.3f ms; total %.0f ms", states,
+            figures.p50, figures.p99, figures.cpuP50, figures.cpuP99, samples.map(\.wall).reduce(0, +)))
     }
 
     /// CPU time of the whole process (every thread), to compare runs on a shared machine.
