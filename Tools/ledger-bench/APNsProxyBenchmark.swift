@@ -66,7 +66,8 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
             ] + (hopOnly ? ["--apns-proxy-hold", "0"] : []), output: work + "/serve.out", marker: "APNs proxy at https://127.0.0.1:")
         let token = hopOnly ? Self.unknown : Self.known
         defer { Self.stop(serve) }
-        let httpPort = try HTTPBenchmark.port(in: work + "/serve.out", marker: "listening on http://127.0.0.1:")
+        // The two listeners report in either order: the line of the HTTP one may come a moment after the proxy's.
+        let httpPort = try HTTPBenchmark.waitForPort(in: work + "/serve.out", marker: "listening on http://127.0.0.1:")
 
         let direct = try APNsClient(upstream: try APNsUpstream(parsing: "https://127.0.0.1:\(fakePort)"), extraCA: cert)
         let proxied = try APNsClient(upstream: try APNsUpstream(parsing: "https://127.0.0.1:\(proxyPort)"), extraCA: cert)

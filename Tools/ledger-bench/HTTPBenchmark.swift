@@ -127,6 +127,15 @@ struct HTTPBenchmark: AsyncParsableCommand {
         throw ValidationError("\(arguments[0]) did not report its port")
     }
 
+    /// The port after `marker` in the output file of a server that is running, once it is there (up to 20 s).
+    static func waitForPort(in file: String, marker: String) throws -> Int {
+        for _ in 0..<400 {
+            if let port = try? port(in: file, marker: marker) { return port }
+            usleep(50_000)
+        }
+        return try port(in: file, marker: marker)
+    }
+
     /// The port after `marker` in a server's output file.
     static func port(in file: String, marker: String) throws -> Int {
         let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
