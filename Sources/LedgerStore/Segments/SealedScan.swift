@@ -13,9 +13,10 @@ import GRDB
 enum SealedScan {
     static let leadingSegments = 1
     static let minimumReaderSegments = 2
-    /// Three, on this 2-core machine: with two, a core sat idle whenever both readers waited for the caller to
-    /// take a segment, or one waited for its turn; a sealed rebuild of 1M events took 0.95× the wall time with
-    /// three (26 alternating whole-process pairs, BENCHMARKS.md session 20), for ~8 MiB more at its peak.
+    /// Three, measured on 2 cores: with two, a core sat idle whenever both readers waited for the caller to take
+    /// a segment, or one waited for its turn; a sealed rebuild of 1M events took 0.95× the wall time with three
+    /// (26 alternating whole-process pairs, BENCHMARKS.md session 20), for ~8 MiB more at its peak. A scan with
+    /// fewer segments left than that starts one reader per segment.
     static let readerThreads = 3
 
     /// One decoded segment: its events (with chain hashes) and their transforms, in order. Two arrays, not one
@@ -90,16 +91,16 @@ enum SealedScan {
                 // Each reader may be three segments ahead of the caller: with one, a reader that finished early
                 // waited for the other's slower segment to be taken first (a sealed rebuild kept the 2 cores 82 %
                 // busy under `perf`, 87 % with three; 16 alternating whole-process pairs, wall 0.95×).
-                readers = (0..<Self.readerThreads).map { reader in
-                    let mine = stride(from: index + reader, to: firsts.count, by: Self.readerThreads).map { firsts[$0] }
+                let threads = min(Self.readerThreads, firsts.count - index)
+                readers = (0..<threads).map { reader in
+                    let mine = stride(from: index + reader, to: firsts.count, by: threads).map { firsts[$0] }
                     return BoundedPipeline(name: "ledger-seal-read", capacity: 3) { pipeline in
                         read(mine, path: path, namespacedFrom: namespacedFrom, decoders: decoders, decode: decode,
                             into: pipeline)
                     }
                 }
             }
-            let turn = (index - leadingSegments) % Self.readerThreads
-            let sent = readers.isEmpty ? nil : (try? readers[turn].next()) ?? nil
+            let sent = readers.isEmpty ? nil : (try? readers[(index - leadingSegments) % readers.count].next()) ?? nil
             let chunk: Chunk<T>
             if let ready = sent {
                 chunk = ready
