@@ -67,7 +67,8 @@ struct APNsProxyBenchmark: AsyncParsableCommand {
         let token = hopOnly ? Self.unknown : Self.known
         defer { Self.stop(serve) }
         // The two listeners report in either order: the line of the HTTP one may come a moment after the proxy's.
-        let httpPort = try HTTPBenchmark.waitForPort(in: work + "/serve.out", marker: "listening on http://127.0.0.1:")
+        let httpPort = try HTTPBenchmark.waitForPort(
+            of: serve, named: "serve", in: work + "/serve.out", marker: "listening on http://127.0.0.1:")
 
         let direct = try APNsClient(upstream: try APNsUpstream(parsing: "https://127.0.0.1:\(fakePort)"), extraCA: cert)
         let proxied = try APNsClient(upstream: try APNsUpstream(parsing: "https://127.0.0.1:\(proxyPort)"), extraCA: cert)

@@ -116,24 +116,26 @@ struct HTTPBenchmark: AsyncParsableCommand {
             URL(fileURLWithPath: binary), arguments,
             environment: ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "warning"]) { $1 },
             stdout: .file(out), stderr: .inherit)
-        for _ in 0..<400 {
-            if let port = try? port(in: out, marker: marker) { return (process, port) }
-            guard process.isRunning else {
-                throw ValidationError("\(arguments[0]) exited with \(process.terminationStatus)")
-            }
-            usleep(50_000)
+        do {
+            let port = try waitForPort(of: process, named: arguments[0], in: out, marker: marker)
+            return (process, port)
+        } catch {
+            process.terminate()
+            throw error
         }
-        process.terminate()
-        throw ValidationError("\(arguments[0]) did not report its port")
     }
 
-    /// The port after `marker` in the output file of a server that is running, once it is there (up to 20 s).
-    static func waitForPort(in file: String, marker: String) throws -> Int {
+    /// The port after `marker` in the output file of `process`, once it is there (up to 20 s); a server may write
+    /// the lines of its listeners in any order.
+    static func waitForPort(
+        of process: ChildProcess, named name: String, in file: String, marker: String
+    ) throws -> Int {
         for _ in 0..<400 {
             if let port = try? port(in: file, marker: marker) { return port }
+            guard process.isRunning else { throw ValidationError("\(name) exited with \(process.terminationStatus)") }
             usleep(50_000)
         }
-        return try port(in: file, marker: marker)
+        throw ValidationError("\(name) did not report its port")
     }
 
     /// The port after `marker` in a server's output file.

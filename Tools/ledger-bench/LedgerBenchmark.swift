@@ -80,14 +80,9 @@ struct LedgerBenchmark: AsyncParsableCommand {
 
         // Queries on random activities at random times inside their life.
         var random = SeededRandom(seed: seed)
-        let activities = Self.activityIDs(lines)
-        let picks = (0..<samples).map { _ in (activities.randomElement(using: &random)!, Instant(milliseconds: 0)) }
-        let farFuture = Instant(milliseconds: 4_000_000_000_000)
-        var times: [Instant] = []
-        for (activity, _) in picks {
-            let start = try await ledger.state(activity: activity, at: farFuture).startsAt.milliseconds
-            times.append(Instant(milliseconds: start + Int64.random(in: 0...(4 * 3_600_000), using: &random)))
-        }
+        let picks = try await Self.stateQuestions(
+            ledger, activities: Self.activityIDs(lines), count: samples, random: &random)
+        let times = picks.map(\.1)
         try await Self.queries(ledger: ledger, baseline: baseline, picks: picks, times: times, perActivity: perActivity, label: "")
 
         // Both files checkpointed: the baseline's single big transaction leaves a WAL as large as its table, and
@@ -156,6 +151,22 @@ struct LedgerBenchmark: AsyncParsableCommand {
             })
         }
         return (count, times.sorted()[times.count / 2])
+    }
+
+    /// The bench's `state --at` questions: `count` random activities, then for each a random time of the four hours
+    /// from its start (most of the corpus's activities have ended by then).
+    static func stateQuestions(
+        _ ledger: Ledger, activities: [String], count: Int, random: inout SeededRandom
+    ) async throws -> [(String, Instant)] {
+        let picked = (0..<count).map { _ in activities.randomElement(using: &random)! }
+        let farFuture = Instant(milliseconds: 4_000_000_000_000)
+        var questions: [(String, Instant)] = []
+        for activity in picked {
+            let start = try await ledger.state(activity: activity, at: farFuture).startsAt
+            let offset = Int64.random(in: 0...(4 * 3_600_000), using: &random)
+            questions.append((activity, start.adding(milliseconds: offset)))
+        }
+        return questions
     }
 
     /// Median seconds of `passes` whole rebuilds: one rebuild of the same binary and file ranged ±10 % between runs

@@ -1,4 +1,3 @@
-import ActivityModel
 import ArgumentParser
 import Foundation
 import GRDB
@@ -75,22 +74,15 @@ struct ScanProbe: AsyncParsableCommand {
             timelines, figures.p50, figures.p99, figures.cpuP50, figures.cpuP99, samples.map(\.wall).reduce(0, +)))
     }
 
-    /// `states` states of random activities (seed 2026), each at a random time of the four hours from its start
-    /// (as the ledger bench asks them: most of the corpus's activities have ended by then), through the async
-    /// API: p50/p99 wall and CPU.
+    /// `states` states of random activities (seed 2026) asked as the ledger bench asks them
+    /// (`LedgerBenchmark.stateQuestions`), through the async API: p50/p99 wall and CPU.
     func timeStates() async throws {
         let ledger = try Ledger(path: db, configuration: .readOnly, logger: Logger(label: "scan"))
         let all = try await ledger.pool.read { db in try String.fetchAll(db, sql: "SELECT activity FROM activities") }
         guard !all.isEmpty else { throw ValidationError("the ledger has no activities") }
         var random = SeededRandom(seed: 2026)
-        var questions: [(String, Instant)] = []
-        for _ in 0..<states {
-            let activity = all.randomElement(using: &random)!
-            let end = Instant(milliseconds: 4_000_000_000_000)
-            let start = try await ledger.state(activity: activity, at: end).startsAt
-            let offset = Int64.random(in: 0...(4 * 3_600_000), using: &random)
-            questions.append((activity, start.adding(milliseconds: offset)))
-        }
+        let questions = try await LedgerBenchmark.stateQuestions(
+            ledger, activities: all, count: states, random: &random)
         var samples: [LedgerBenchmark.Sample] = []
         for (activity, at) in questions {
             samples.append(try await LedgerBenchmark.time { _ = try await ledger.state(activity: activity, at: at) })

@@ -176,7 +176,7 @@ struct ProjectionBatch<Store: ProjectionRows> {
     /// the log, so their rows are written while the readers still decode, instead of all of them after the scan,
     /// where the writing thread ran alone (a tenth of a sealed rebuild's wall time, BENCHMARKS.md session 20).
     mutating func flush(quietSince position: Int64) throws {
-        let quiet = rows.keys.filter { (rows[$0]!.lastPosition ?? 0) <= position }
+        let quiet = rows.compactMap { id, row in (row.lastPosition ?? 0) <= position ? id : nil }
         guard !quiet.isEmpty else { return }
         var written: [ActivitySummary] = []
         written.reserveCapacity(quiet.count)
