@@ -33,7 +33,7 @@ struct ReconcileSkipTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         try await spool.load(try JSONLinesReader(path: path))
         var items: [String: TruthSpool.Row] = [:]
-        for row in try spool.pages.page(after: nil, limit: 1_000_000) { items[row.activity] = row }
+        for row in try spool.merged().next(limit: 1_000_000) { items[row.activity] = row }
 
         var entries: [NightlyEntry] = []
         for id in Set(own.keys).union(items.keys) {

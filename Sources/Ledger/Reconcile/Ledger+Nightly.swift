@@ -6,10 +6,10 @@ import Logging
 extension Ledger {
     /// SPEC §5 nightly reconciliation of the ledger against the app server's truth feed, as of `at`.
     ///
-    /// Streams: the feed is spooled into a temporary SQLite file, then merged in activity-id order with the
-    /// `activities` projection read a page at a time; only activities that can have a finding are folded (no
-    /// recorded dismissal by `at`, no end the device acts on by `at`, and not settled by the row's
-    /// `NightlyFacts`). Memory is bounded by a page, plus the report's entries (one per activity with a finding).
+    /// Streams: the feed is sorted into a temporary spool (`TruthSpool`, an external sort), then merged in
+    /// activity-id order with the `activities` projection read a page at a time; only activities that can have a
+    /// finding are folded (no recorded dismissal by `at`, no end the device acts on by `at`, and not settled by the
+    /// row's `NightlyFacts`). Memory is bounded by a page, plus the report's entries (one per activity with a finding).
     ///
     /// Records one `reconcile` event (`source: ledger`, deterministic id) per activity with a finding, at `at`,
     /// then the report in `reconcile_runs`. Re-running a recorded run id evaluates nothing, adds nothing and
@@ -48,8 +48,9 @@ extension Ledger {
         var report = NightlyReport(
             run: runID, at: at, status: .recorded, strict: strict, summary: [:], entries: [],
             invalidLines: spool.invalid, invalidLineCount: spool.invalidCount, truthLines: spool.lines,
-            truthItems: try spool.count(), activitiesScanned: 0, activitiesFolded: 0, recordedEvents: 0)
+            truthItems: 0, activitiesScanned: 0, activitiesFolded: 0, recordedEvents: 0)
         if strict && spool.invalidCount > 0 {
+            report.truthItems = try spool.count()
             report.status = .stopped
             report.run = asGiven
             return report
@@ -60,7 +61,7 @@ extension Ledger {
         // scan overlap. A page never holds an activity recorded before it (pages and records both go in
         // activity-id order, and a `missing` item is recorded only once the scan has passed it).
         var recording: Task<Int, any Error>?
-        var scan = NightlyScan(ledger: self, spool: spool, at: at, run: runID, app: app, foldAll: foldAll)
+        var scan = try NightlyScan(ledger: self, spool: spool, at: at, run: runID, app: app, foldAll: foldAll)
         do {
             while let batch = try await scan.next() {
                 for entry in batch {
@@ -84,6 +85,7 @@ extension Ledger {
             throw error
         }
         if let recording { report.recordedEvents += try await recording.value }
+        report.truthItems = scan.truthItems
         report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
         for finding in NightlyFinding.allCases where report.summary[finding] == nil { report.summary[finding] = 0 }
         try await ReconcileRuns.save(report, in: self, recordedAt: Self.now())

@@ -29,13 +29,15 @@ struct NightlyScan {
     private var finished = false
     private(set) var scanned = 0
     private(set) var folded = 0
+    /// Truth items merged so far (distinct activities of the feed, once the scan is done).
+    private(set) var truthItems = 0
     /// Folds every live activity instead of trusting `NightlyFacts` (the reference the tests compare with).
     let foldAll: Bool
     /// The namespace scanned (nil: the app-less one).
     let app: String?
     static let pageSize = 1024
 
-    init(ledger: Ledger, spool: TruthSpool, at: Instant, run: String, app: String?, foldAll: Bool = false) {
+    init(ledger: Ledger, spool: TruthSpool, at: Instant, run: String, app: String?, foldAll: Bool = false) throws {
         self.ledger = ledger
         self.at = at
         self.run = run
@@ -45,8 +47,8 @@ struct NightlyScan {
             let activity = after?.activity
             return try await ledger.read { db in try Self.page(db, after: activity, app: app) }
         }
-        let pages = spool.pages
-        truth = SortedCursor { after in try pages.page(after: after?.activity) }
+        let merge = try spool.merged()
+        truth = SortedCursor { _ in try merge.next() }
     }
 
     /// The entries of the next ledger page (and of the truth items that fall before it), or nil when done.
@@ -104,6 +106,7 @@ struct NightlyScan {
             while let item = try await truth.peek() {
                 merged.entries.append(missing(item))
                 truth.advance()
+                truthItems += 1
                 if merged.entries.count == Self.pageSize { return merged }
             }
             finished = true
@@ -115,11 +118,13 @@ struct NightlyScan {
             while let item = try await truth.peek(), Self.precedes(item.activity, row.activity) {
                 merged.entries.append(missing(item))
                 truth.advance()
+                truthItems += 1
             }
             var match: TruthSpool.Row?
             if let item = try await truth.peek(), item.activity == row.activity {
                 match = item
                 truth.advance()
+                truthItems += 1
             }
             guard let requested = row.requestedAt, requested <= t else {
                 if let match { merged.entries.append(missing(match)) }
