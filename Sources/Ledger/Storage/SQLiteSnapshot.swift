@@ -66,17 +66,26 @@ struct SQLiteSnapshot: LedgerSnapshot {
 
     func nightlyRows(after: String, app: String?, limit: Int) throws -> [NightlyScan.ActivityRow] {
         let sql = NightlyRowsQuery.sql(after: after, app: app, limit: limit, .sqlite)
-        let cursor = try Row.fetchCursor(db, sql: sql.text, arguments: Self.arguments(sql))
+        // Through the C API: a million rows read with GRDB's generic `Row` subscripts cost ~2 µs each.
+        let statement = try db.cachedStatement(sql: sql.text)
+        defer { statement.resetBindings() }
+        for (index, argument) in sql.arguments.enumerated() {
+            switch argument {
+            case .text(let text): statement.bind(text, at: Int32(index + 1))
+            case .int(let value): statement.bind(value, at: Int32(index + 1))
+            }
+        }
         var rows: [NightlyScan.ActivityRow] = []
         rows.reserveCapacity(limit)
-        while let row = try cursor.next() {
-            let channel: Bool? = row[9]
+        while try statement.stepRow(db) {
             rows.append(
                 NightlyScan.ActivityRow(
-                    activity: row[0], requestedAt: row[1], endedAt: row[2], dismissedAt: row[3],
+                    activity: statement.text(at: 0), requestedAt: statement.optionalInt64(at: 1),
+                    endedAt: statement.optionalInt64(at: 2), dismissedAt: statement.optionalInt64(at: 3),
                     facts: NightlyFacts(
-                        startAt: row[4], factsAt: row[5], intendedHash: row[6], requests: row[7], doubts: row[8],
-                        channel: channel ?? true)))
+                        startAt: statement.optionalInt64(at: 4), factsAt: statement.optionalInt64(at: 5),
+                        intendedHash: statement.optionalData(at: 6), requests: statement.int64(at: 7),
+                        doubts: statement.int64(at: 8), channel: statement.optionalInt64(at: 9).map { $0 != 0 } ?? true)))
         }
         return rows
     }
