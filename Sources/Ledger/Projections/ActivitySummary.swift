@@ -46,10 +46,38 @@ struct ActivitySummary: Equatable, Sendable {
 
     /// Counts an event of the activity's own stream.
     mutating func count(position: Int64, at: Int64) {
-        events += 1
-        if firstPosition == nil { firstPosition = position }
-        lastPosition = position
-        lastAt = max(lastAt ?? at, at)
+        count(Counted(position: position, at: at))
+    }
+
+    /// Counts own events in position order, all after those counted already (`Counted`).
+    mutating func count(_ counted: Counted) {
+        events += counted.events
+        if firstPosition == nil { firstPosition = counted.firstPosition }
+        lastPosition = counted.lastPosition
+        lastAt = max(lastAt ?? counted.lastAt, counted.lastAt)
+    }
+
+    /// Own events that only count (`reconcile`): how many, the first and last position, the newest `at`. Counting
+    /// them one by one or at once gives the same row, so a batch can keep them without the row and a store can
+    /// apply them to the stored row in place (`ProjectionRows.count`, the same rule as SQL).
+    struct Counted: Equatable, Sendable {
+        var events: Int64 = 1
+        var firstPosition: Int64
+        var lastPosition: Int64
+        var lastAt: Int64
+
+        init(position: Int64, at: Int64) {
+            firstPosition = position
+            lastPosition = position
+            lastAt = at
+        }
+
+        /// One more, later in the log.
+        mutating func add(position: Int64, at: Int64) {
+            events += 1
+            lastPosition = position
+            lastAt = max(lastAt, at)
+        }
     }
 
     mutating func applyRequest(_ request: ProjectionEvent.Request, at: Int64) {

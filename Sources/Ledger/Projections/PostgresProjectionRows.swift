@@ -200,6 +200,10 @@ struct PostgresProjectionRows: ProjectionRows {
         if !deferred, dirtyCount >= Self.writeThreshold { try writeChanges(position: nil) }
     }
 
+    /// Counts nothing in place: the rows a batch touches are held here already (`prepare`), so the batch counts
+    /// them in memory.
+    func count(_ counted: [String: ActivitySummary.Counted]) throws -> [String] { Array(counted.keys) }
+
     /// Writes every changed row and the position, in one statement; deferred, keeps them for ``pendingWrite``.
     mutating func savePosition(_ position: Int64) throws {
         if deferred {

@@ -10,6 +10,9 @@ struct ProjectionBatch<Store: ProjectionRows> {
     /// The tables' rows.
     private(set) var store: Store
     private var rows: [String: ActivitySummary] = [:]
+    /// Own events that only count (`reconcile`) of activities whose row is not held: counted into the stored row in
+    /// place at `flush`, without reading it (a nightly run records one per finding, on rows nothing else touches).
+    private var counted: [String: ActivitySummary.Counted] = [:]
     /// Hash values of the activities written so far, when the table started empty; a collision costs a read.
     private var written: Set<Int>?
 
@@ -26,7 +29,7 @@ struct ProjectionBatch<Store: ProjectionRows> {
     }
 
     /// Activity rows held in memory, to be written by `flush`.
-    var pendingRows: Int { rows.count }
+    var pendingRows: Int { rows.count + counted.count }
     /// Payload bytes the held rows keep alive (a rebuild's content states stay in their payloads).
     private(set) var heldBytes = 0
 
@@ -55,6 +58,13 @@ struct ProjectionBatch<Store: ProjectionRows> {
             try store.addToken(token, activity: id, at: at)
         case .push(let push):
             try recordDeath(push, at: at)
+        case .reconcile where rows[id] == nil && mayBeStored(id):
+            if counted[id] == nil {
+                counted[id] = .init(position: position, at: at)
+            } else {
+                counted[id]!.add(position: position, at: at)
+            }
+            return
         default:
             break
         }
@@ -130,7 +140,10 @@ struct ProjectionBatch<Store: ProjectionRows> {
         if let held = rows.index(forKey: id) {
             index = held
         } else {
-            rows[id] = try readSummary(id) ?? ActivitySummary(activity: id)
+            var row = try readSummary(id) ?? ActivitySummary(activity: id)
+            // Counted earlier in the batch: those events come before this change.
+            if let earlier = counted.removeValue(forKey: id) { row.count(earlier) }
+            rows[id] = row
             index = rows.index(forKey: id)!
         }
         heldBytes += Self.change(&rows.values[index], change)
@@ -165,8 +178,27 @@ struct ProjectionBatch<Store: ProjectionRows> {
 
     /// The stored row of `id`; no read when the batch started from empty tables and has not written it.
     private mutating func readSummary(_ id: String) throws -> ActivitySummary? {
-        if let written, !written.contains(id.hashValue) { return nil }
+        guard mayBeStored(id) else { return nil }
         return try store.summary(id)
+    }
+
+    /// False when the batch started from empty tables and has not written `id`'s row.
+    private func mayBeStored(_ id: String) -> Bool {
+        written.map { $0.contains(id.hashValue) } ?? true
+    }
+
+    /// Counts the `counted` events into their stored rows in place; those the store did not count are read,
+    /// counted and held like any row, for the write that follows.
+    private mutating func countInPlace() throws {
+        guard !counted.isEmpty else { return }
+        let uncounted = try store.count(counted)
+        for id in uncounted {
+            guard let earlier = counted[id] else { continue }
+            var row = try readSummary(id) ?? ActivitySummary(activity: id)
+            row.count(earlier)
+            rows[id] = row
+        }
+        counted.removeAll(keepingCapacity: true)
     }
 
     /// Writes the held rows of activities whose own last event is at or before `position`, and forgets them, as
@@ -176,6 +208,7 @@ struct ProjectionBatch<Store: ProjectionRows> {
     /// the log, so their rows are written while the readers still decode, instead of all of them after the scan,
     /// where the writing thread ran alone (a tenth of a sealed rebuild's wall time, BENCHMARKS.md session 20).
     mutating func flush(quietSince position: Int64) throws {
+        try countInPlace()
         let quiet = rows.compactMap { id, row in (row.lastPosition ?? 0) <= position ? id : nil }
         guard !quiet.isEmpty else { return }
         var written: [ActivitySummary] = []
@@ -191,6 +224,7 @@ struct ProjectionBatch<Store: ProjectionRows> {
 
     /// Writes the rows held in memory and forgets them (the next `apply` reads them back).
     mutating func flush() throws {
+        try countInPlace()
         guard !rows.isEmpty else { return }
         if rows.count >= Self.parallelHashRows { hashIntendedStates() }
         try store.write(rows.values)

@@ -24,6 +24,10 @@ protocol ProjectionRows {
     mutating func summary(_ activity: String) throws -> ActivitySummary?
     /// Inserts or replaces rows.
     mutating func write(_ rows: some Sequence<ActivitySummary>) throws
+    /// Counts events into stored rows in place (`ActivitySummary.count(_:)`), without reading them; returns the
+    /// activities it did not count (no stored row, or a store that does not count in place), which the batch
+    /// reads, counts and writes as it does any row.
+    mutating func count(_ counted: [String: ActivitySummary.Counted]) throws -> [String]
     /// The position up to which the rows hold the projection.
     mutating func savePosition(_ position: Int64) throws
 }
@@ -112,6 +116,29 @@ struct SQLiteProjectionRows: ProjectionRows {
                 remember(row.activity, indexed)
             }
         }
+    }
+
+    func count(_ counted: [String: ActivitySummary.Counted]) throws -> [String] {
+        guard !counted.isEmpty else { return [] }
+        // `ActivitySummary.count(_:)` in SQL; the columns it sets are in no index.
+        let statement = try db.cachedStatement(
+            sql: """
+                UPDATE \(tables.activities) SET events = events + ?2, first_position = coalesce(first_position, ?3),
+                    last_position = ?4, last_at = max(coalesce(last_at, ?5), ?5)
+                WHERE activity = ?1
+                """)
+        var missing: [String] = []
+        for (activity, count) in counted {
+            defer { statement.resetBindings() }
+            statement.bind(activity, at: 1)
+            statement.bind(count.events, at: 2)
+            statement.bind(count.firstPosition, at: 3)
+            statement.bind(count.lastPosition, at: 4)
+            statement.bind(count.lastAt, at: 5)
+            _ = try statement.stepRow(db)
+            if db.changesCount == 0 { missing.append(activity) }
+        }
+        return missing
     }
 
     func savePosition(_ position: Int64) throws {
