@@ -35,14 +35,38 @@ struct NightlyFacts: Sendable {
 
     static let systemEnd: Int64 = 8 * 3_600_000
 
+    /// A SHA-256 held in four words, so a million of them cost no allocation.
+    struct StateHash: Equatable, Sendable {
+        static let byteCount = 32
+        private var words: (UInt64, UInt64, UInt64, UInt64)
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            precondition(bytes.count == Self.byteCount)
+            words = (
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        }
+
+        init(_ digest: SHA256.Digest) { self = digest.withUnsafeBytes { Self($0) } }
+
+        func append(to bytes: inout [UInt8]) {
+            withUnsafeBytes(of: words) { bytes.append(contentsOf: $0) }
+        }
+
+        /// Whether `data` holds the same 32 bytes.
+        func matches(_ data: Data?) -> Bool {
+            guard let data, data.count == Self.byteCount else { return false }
+            return withUnsafeBytes(of: words) { mine in data.withUnsafeBytes { mine.elementsEqual($0) } }
+        }
+
+        static func == (a: Self, b: Self) -> Bool { a.words == b.words }
+    }
+
     /// SHA-256 of the canonical JSON of a content state (`CanonicalJSON`, as the drift rule compares).
     static func hash(_ state: JSONValue) -> Data { Data(SHA256.hash(data: CanonicalJSON.bytes(state))) }
 
-    /// The same hash of a state the truth spool already holds as canonical JSON text.
-    static func hash(canonical text: String) -> Data {
-        var text = text
-        return text.withUTF8 { Data(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
-    }
 
     /// True only when folding the activity as of `at` (Unix ms) cannot produce a finding; false when in doubt.
     /// The caller has checked that it was requested and neither ended nor dismissed by `at`.
@@ -52,7 +76,7 @@ struct NightlyFacts: Sendable {
         else { return false }
         guard let truth else { return true }
         if truth.done { return false }
-        guard let text = truth.stateText else { return true }
-        return Self.hash(canonical: text) == intendedHash
+        guard let hash = truth.stateHash else { return true }
+        return hash.matches(intendedHash)
     }
 }

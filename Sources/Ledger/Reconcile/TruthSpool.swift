@@ -1,4 +1,5 @@
 import ActivityModel
+import Crypto
 import Foundation
 import Synchronization
 
@@ -19,6 +20,9 @@ final class TruthSpool {
         var stateText: String?
         var done: Bool
         var line: Int
+        /// SHA-256 of `stateText` (`NightlyFacts.hash`), computed while the feed was parsed on every core: the
+        /// merge compares it with the row's intended hash for every activity that has a state in the feed.
+        var stateHash: NightlyFacts.StateHash?
 
         var state: JSONValue? { stateText.flatMap { try? JSONParser.parse($0) } }
     }
@@ -70,9 +74,9 @@ final class TruthSpool {
 
     static let batchSize = 8192
 
-    /// A line parsed and ready to pack (its state as canonical JSON), or why it is invalid.
+    /// A line parsed and ready to pack (its state as canonical JSON, and that JSON's hash), or why it is invalid.
     enum Parsed: Sendable {
-        case item(TruthItem, canonicalState: [UInt8]?)
+        case item(TruthItem, canonicalState: [UInt8]?, hash: NightlyFacts.StateHash?)
         case invalid(InvalidTruthLine)
 
         init(number: Int, bytes: [UInt8]) {
@@ -80,7 +84,7 @@ final class TruthSpool {
                 var item = try TruthItem(line: bytes, number: number)
                 let canonical = item.state.map(CanonicalJSON.bytes)
                 item.state = nil
-                self = .item(item, canonicalState: canonical)
+                self = .item(item, canonicalState: canonical, hash: canonical.map { .init(SHA256.hash(data: $0)) })
             } catch {
                 let reason = (error as? LedgerError)?.message ?? "\(error)"
                 self = .invalid(InvalidTruthLine(line: number, reason: reason))
@@ -108,9 +112,9 @@ final class TruthSpool {
     private func add(_ batch: [Parsed]) throws {
         for parsed in batch {
             switch parsed {
-            case .item(let item, let canonicalState):
+            case .item(let item, let canonicalState, let hash):
                 if run.bytes.count >= runBytes { try spillRun() }
-                run.append(item, state: canonicalState)
+                run.append(item, state: canonicalState, hash: hash)
                 items += 1
             case .invalid(let line):
                 invalidCount += 1
@@ -151,7 +155,8 @@ final class TruthSpool {
     /// Packed items: records in `bytes`, found through `keys` (sorted and cut to one per activity by `sort`).
     ///
     /// A record is a 25-byte header (activity length u32, state length i32 or -1 for none, done u8, at i64 with
-    /// `Int64.min` for none, line i64; little-endian) followed by the activity's UTF-8 and the state's canonical JSON.
+    /// `Int64.min` for none, line i64; little-endian) followed by the activity's UTF-8, then, with a state, the
+    /// state's canonical JSON and its 32-byte SHA-256.
     fileprivate struct Run: Sendable {
         struct Key: Sendable {
             /// The activity's first 8 bytes, big-endian, zero-padded: orders most pairs without reading the record
@@ -165,7 +170,7 @@ final class TruthSpool {
 
         static let headerSize = 25
 
-        mutating func append(_ item: TruthItem, state: [UInt8]?) {
+        mutating func append(_ item: TruthItem, state: [UInt8]?, hash: NightlyFacts.StateHash?) {
             let offset = bytes.count
             var activity = item.activity
             activity.withUTF8 { utf8 in
@@ -179,7 +184,10 @@ final class TruthSpool {
                 for index in 0..<8 { prefix = prefix << 8 | UInt64(index < utf8.count ? utf8[index] : 0) }
                 keys.append(Key(prefix: prefix, offset: offset))
             }
-            if let state { bytes.append(contentsOf: state) }
+            if let state, let hash {
+                bytes.append(contentsOf: state)
+                hash.append(to: &bytes)
+            }
         }
 
         private static func put<T: FixedWidthInteger>(_ value: T, into bytes: inout [UInt8]) {
@@ -246,7 +254,8 @@ final class TruthSpool {
         var done: Bool { base[offset + 8] != 0 }
         var at: Int64 { load(Int64.self, 9) }
         var line: Int { Int(load(Int64.self, 17)) }
-        var size: Int { Run.headerSize + activityCount + max(0, stateCount) }
+        var size: Int { Run.headerSize + activityCount + (stateCount < 0 ? 0 : stateCount + Self.hashSize) }
+        static let hashSize = NightlyFacts.StateHash.byteCount
 
         var activity: UnsafeRawBufferPointer {
             UnsafeRawBufferPointer(rebasing: base[offset + Run.headerSize..<offset + Run.headerSize + activityCount])
@@ -273,12 +282,13 @@ final class TruthSpool {
         /// The item, and its `at` for the rule between runs.
         var item: Item {
             let stateStart = offset + Run.headerSize + activityCount
-            let state =
-                stateCount < 0
-                ? nil : String(decoding: UnsafeRawBufferPointer(rebasing: base[stateStart..<offset + size]), as: UTF8.self)
-            return Item(
-                row: Row(activity: String(decoding: activity, as: UTF8.self), stateText: state, done: done, line: line),
-                at: at)
+            let stateEnd = stateStart + max(0, stateCount)
+            var row = Row(activity: String(decoding: activity, as: UTF8.self), stateText: nil, done: done, line: line)
+            if stateCount >= 0 {
+                row.stateText = String(decoding: UnsafeRawBufferPointer(rebasing: base[stateStart..<stateEnd]), as: UTF8.self)
+                row.stateHash = .init(UnsafeRawBufferPointer(rebasing: base[stateEnd..<stateEnd + Self.hashSize]))
+            }
+            return Item(row: row, at: at)
         }
     }
 
