@@ -27,7 +27,7 @@ struct NightlyFacts: Sendable {
 
     var startAt: Int64?
     var factsAt: Int64?
-    var intendedHash: Data?
+    var intendedHash: StateHash?
     var requests: Int64
     var doubts: Int64
     /// Its push type is a channel, or it subscribed to one.
@@ -40,8 +40,9 @@ struct NightlyFacts: Sendable {
         static let byteCount = 32
         private var words: (UInt64, UInt64, UInt64, UInt64)
 
-        init(_ bytes: UnsafeRawBufferPointer) {
-            precondition(bytes.count == Self.byteCount)
+        /// Nil unless `bytes` are 32 (a stored hash of another length settles nothing: its activity is folded).
+        init?(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count == Self.byteCount else { return nil }
             words = (
                 bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
                 bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
@@ -49,16 +50,10 @@ struct NightlyFacts: Sendable {
                 bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
         }
 
-        init(_ digest: SHA256.Digest) { self = digest.withUnsafeBytes { Self($0) } }
+        init(_ digest: SHA256.Digest) { self = digest.withUnsafeBytes { Self($0)! } }
 
         func append(to bytes: inout [UInt8]) {
             withUnsafeBytes(of: words) { bytes.append(contentsOf: $0) }
-        }
-
-        /// Whether `data` holds the same 32 bytes.
-        func matches(_ data: Data?) -> Bool {
-            guard let data, data.count == Self.byteCount else { return false }
-            return withUnsafeBytes(of: words) { mine in data.withUnsafeBytes { mine.elementsEqual($0) } }
         }
 
         static func == (a: Self, b: Self) -> Bool { a.words == b.words }
@@ -77,6 +72,6 @@ struct NightlyFacts: Sendable {
         guard let truth else { return true }
         if truth.done { return false }
         guard let hash = truth.stateHash else { return true }
-        return hash.matches(intendedHash)
+        return hash == intendedHash
     }
 }

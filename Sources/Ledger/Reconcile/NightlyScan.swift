@@ -103,7 +103,7 @@ struct NightlyScan {
         var merged = Merged()
         guard !page.isEmpty else {
             // Truth items after the last activity: none of them has one.
-            while let item = try await truth.peek() {
+            while let item = try await peekTruth() {
                 merged.entries.append(missing(item))
                 truth.advance()
                 truthItems += 1
@@ -115,13 +115,13 @@ struct NightlyScan {
         scanned += page.count
         let t = at.milliseconds
         for row in page {
-            while let item = try await truth.peek(), Self.precedes(item.activity, row.activity) {
+            while let item = try await peekTruth(), Self.precedes(item.activity, row.activity) {
                 merged.entries.append(missing(item))
                 truth.advance()
                 truthItems += 1
             }
             var match: TruthSpool.Row?
-            if let item = try await truth.peek(), item.activity == row.activity {
+            if let item = try await peekTruth(), item.activity == row.activity {
                 match = item
                 truth.advance()
                 truthItems += 1
@@ -209,6 +209,13 @@ struct NightlyScan {
         }
     }
 
+    /// The current truth item: from the page in memory without a suspension (a million items), else read on.
+    @inline(__always)
+    private mutating func peekTruth() async throws -> TruthSpool.Row? {
+        if let ready = truth.ready { return ready }
+        return try await truth.peek()
+    }
+
     private func missing(_ item: TruthSpool.Row) -> NightlyEntry {
         NightlyEntry(
             finding: .missing,
@@ -217,7 +224,16 @@ struct NightlyScan {
                 reason: "the truth (line \(item.line)) names an activity the ledger does not have at \(at.rfc3339)"))
     }
 
-    static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        var (a, b) = (a, b)
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
+    }
 
     /// The next page of `app`'s activity rows after the bare id `after`, as bare ids. Rows of one namespace are
     /// one range of projection keys (`ActivityCandidates.namespaceCondition`), in the order of their bare ids.

@@ -29,6 +29,9 @@ struct SortedCursor<Element: Sendable> {
         return page[0]
     }
 
+    /// The current element when its page is in memory already, without suspending; nil means "call `peek`".
+    var ready: Element? { index < page.count ? page[index] : nil }
+
     mutating func advance() { index += 1 }
 
     /// The rest of the current page, consumed (for batch work on the ledger side).

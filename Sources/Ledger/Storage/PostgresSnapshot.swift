@@ -125,7 +125,9 @@ struct PostgresSnapshot: LedgerSnapshot {
                 return NightlyScan.ActivityRow(
                     activity: activity, requestedAt: requestedAt, endedAt: endedAt, dismissedAt: dismissedAt,
                     facts: NightlyFacts(
-                        startAt: startAt, factsAt: factsAt, intendedHash: intendedHash.map { Data($0.readableBytesView) },
+                        startAt: startAt, factsAt: factsAt, intendedHash: intendedHash.flatMap { buffer in
+                            buffer.withUnsafeReadableBytes { NightlyFacts.StateHash($0) }
+                        },
                         requests: requests, doubts: doubts, channel: channel ?? true))
             }
         }

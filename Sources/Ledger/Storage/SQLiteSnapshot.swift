@@ -84,7 +84,8 @@ struct SQLiteSnapshot: LedgerSnapshot {
                     endedAt: statement.optionalInt64(at: 2), dismissedAt: statement.optionalInt64(at: 3),
                     facts: NightlyFacts(
                         startAt: statement.optionalInt64(at: 4), factsAt: statement.optionalInt64(at: 5),
-                        intendedHash: statement.optionalData(at: 6), requests: statement.int64(at: 7),
+                        intendedHash: statement.isNull(at: 6) ? nil : .init(statement.blob(at: 6)),
+                        requests: statement.int64(at: 7),
                         doubts: statement.int64(at: 8), channel: statement.optionalInt64(at: 9).map { $0 != 0 } ?? true)))
         }
         return rows

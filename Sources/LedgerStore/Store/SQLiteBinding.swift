@@ -95,4 +95,6 @@ public extension Statement {
     }
 
     func isBlob(at column: Int32) -> Bool { sqlite3_column_type(sqliteStatement, column) == SQLITE_BLOB }
+
+    func isNull(at column: Int32) -> Bool { sqlite3_column_type(sqliteStatement, column) == SQLITE_NULL }
 }
