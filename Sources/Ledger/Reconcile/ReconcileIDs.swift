@@ -37,22 +37,66 @@ enum CanonicalJSON {
     static func canonical(_ value: JSONValue) -> JSONValue {
         switch value {
         case .null, .bool, .string: return value
-        case .number(let number):
-            if let int = number.int64Value { return .int(int) }
-            return .double(number.doubleValue)
+        case .number(let number): return canonical(number)
         case .array(let items): return .array(items.map(canonical))
         case .object(let object):
-            var seen: Set<String> = []
-            var members: [JSONObject.Member] = []
-            // A repeated key keeps its last value, as JSON decoders do.
-            for member in object.members.reversed() where seen.insert(member.key).inserted {
-                members.append(.init(key: member.key, value: canonical(member.value)))
-            }
-            // By UTF-8 bytes, compared in place (copying both keys to arrays at each comparison was two mallocs).
-            members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            return .object(JSONObject(members))
+            return .object(JSONObject(members(object).map { .init(key: $0.key, value: canonical($0.value)) }))
         }
     }
 
-    static func bytes(_ value: JSONValue) -> [UInt8] { canonical(value).compactBytes }
+    /// `canonical(value).compactBytes`, written straight from `value` (no canonical tree is built: the nightly job
+    /// takes this for every state of its truth feed).
+    static func bytes(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        append(value, to: &out)
+        return out
+    }
+
+    private static func append(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null, .bool: out += value.compactBytes
+        case .string(let string): JSONString.append(string.utf8, to: &out)
+        case .number(let number): out += canonical(number).compactBytes
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                append(item, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let object):
+            out.append(UInt8(ascii: "{"))
+            for (index, member) in members(object).enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSONString.append(member.key.utf8, to: &out)
+                out.append(UInt8(ascii: ":"))
+                append(member.value, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Numbers by value: `1`, `1.0` and `1e0` are one number.
+    private static func canonical(_ number: JSONNumber) -> JSONValue {
+        if let int = number.int64Value { return .int(int) }
+        return .double(number.doubleValue)
+    }
+
+    /// The members that count, in canonical order: a repeated key keeps its last value, as JSON decoders do (keys
+    /// equal as Swift strings are one key), and keys are sorted by UTF-8 bytes. Values are as given.
+    private static func members(_ object: JSONObject) -> [JSONObject.Member] {
+        var members: [JSONObject.Member] = []
+        members.reserveCapacity(object.members.count)
+        // A few keys are looked up in what is kept; more go through a set.
+        let few = object.members.count <= 8
+        var seen: Set<String> = []
+        for member in object.members.reversed() {
+            let repeated = few ? members.contains { $0.key == member.key } : !seen.insert(member.key).inserted
+            if !repeated { members.append(member) }
+        }
+        // By UTF-8 bytes, compared in place (copying both keys to arrays at each comparison was two mallocs).
+        members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        return members
+    }
 }
