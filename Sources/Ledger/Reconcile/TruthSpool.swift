@@ -36,6 +36,8 @@ final class TruthSpool {
 
     /// A run is sorted and spilled once its records take this many bytes.
     let runBytes: Int
+    /// Room for the record that crosses `runBytes`.
+    static let reserveSlack = 1 << 16
     /// The run being filled, then (after `load`) the last run, sorted.
     private var run = Run()
     /// The spilled runs: where each lies in `spill`.
@@ -114,6 +116,9 @@ final class TruthSpool {
             switch parsed {
             case .item(let item, let canonicalState, let hash):
                 if run.bytes.count >= runBytes { try spillRun() }
+                // Reserved whole (pages are touched as they fill): growing by doubling would copy the run and
+                // hold twice its size at the moment it spills.
+                if run.bytes.isEmpty { run.bytes.reserveCapacity(runBytes + Self.reserveSlack) }
                 run.append(item, state: canonicalState, hash: hash)
                 items += 1
             case .invalid(let line):
