@@ -59,11 +59,16 @@ struct EventReader {
 
     /// All rows `sql` selects (it must start with `columns`), decoded on this thread (point reads and one
     /// stream's rows; whole-log scans go through `ScanPipeline`).
-    func fetch(_ db: Database, sql: String, bind: (Statement) -> Void) throws -> [RecordedEvent] {
+    /// The rows `sql` selects, decoded. `stream`: the one stream they belong to, when the caller knows it (its name
+    /// is then not looked up again).
+    func fetch(_ db: Database, sql: String, stream: (id: Int64, name: String)? = nil, bind: (Statement) -> Void)
+        throws -> [RecordedEvent]
+    {
         let statement = try db.cachedStatement(sql: sql)
         bind(statement)
         defer { statement.resetBindings() }
         var names: [Int64: String] = [:]
+        if let stream { names[stream.id] = stream.name }
         return try decoders.withHandle { decoder in
             var events: [RecordedEvent] = []
             while true {
@@ -99,7 +104,7 @@ struct EventReader {
         let sealed = try sealedEvents(db, stream: streamID, fromVersion: fromVersion, hashes: hashes)
         let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? AND e.position > ? ORDER BY e.version"
         let through = try Self.sealedThrough(db)
-        return try sealed + fetch(db, sql: sql) {
+        return try sealed + fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(fromVersion, at: 2)
             $0.bind(through, at: 3)
@@ -114,7 +119,7 @@ struct EventReader {
         let sealed = try sealedEvents(db, stream: streamID, atMost: atMost)
         let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
         let through = try Self.sealedThrough(db)
-        return try sealed + fetch(db, sql: sql) {
+        return try sealed + fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(atMost, at: 2)
             $0.bind(through, at: 3)
