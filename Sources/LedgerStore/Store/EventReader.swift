@@ -58,9 +58,8 @@ struct EventReader {
     }
 
     /// All rows `sql` selects (it must start with `columns`), decoded on this thread (point reads and one
-    /// stream's rows; whole-log scans go through `ScanPipeline`).
-    /// The rows `sql` selects, decoded. `stream`: the one stream they belong to, when the caller knows it (its name
-    /// is then not looked up again).
+    /// stream's rows; whole-log scans go through `ScanPipeline`). `stream`: the one stream they belong to, when the
+    /// caller knows it (its name is then not looked up again).
     func fetch(_ db: Database, sql: String, stream: (id: Int64, name: String)? = nil, bind: (Statement) -> Void)
         throws -> [RecordedEvent]
     {
