@@ -84,11 +84,14 @@ extension Ledger {
             _ = try? await recording?.value
             throw error
         }
-        if let recording { report.recordedEvents += try await recording.value }
         report.truthItems = scan.truthItems
-        report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
         for finding in NightlyFinding.allCases where report.summary[finding] == nil { report.summary[finding] = 0 }
-        try await ReconcileRuns.save(report, in: self, recordedAt: Self.now())
+        // The report is written on another core while the last findings are recorded; only its count waits.
+        let written = Task { [report] in ReconcileRuns.PendingText(report) }
+        if let recording { report.recordedEvents += try await recording.value }
+        report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
+        let text = await written.value.text(recordedEvents: report.recordedEvents)
+        try await ReconcileRuns.save(report, text: text, in: self, recordedAt: Self.now())
         logger.info(
             "nightly run recorded",
             metadata: [
@@ -111,10 +114,11 @@ extension Ledger {
     private func record(_ entries: [NightlyEntry], run: String, at: Instant, app: String?) async throws -> Int {
         guard !entries.isEmpty else { return 0 }
         var events: [LedgerEvent] = []
+        let ids = ReconcileIDs.NightlyIDs(run: run)
         for entry in entries {
             events.append(
                 LedgerEvent(
-                    id: ReconcileIDs.nightlyID(run: run, activity: entry.activity),
+                    id: ids.id(activity: entry.activity),
                     stream: .activity(entry.activity), at: at, source: .ledger,
                     data: .reconcile(
                         ReconcileData(

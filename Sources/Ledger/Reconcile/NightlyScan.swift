@@ -23,6 +23,8 @@ struct NightlyScan {
 
     let ledger: Ledger
     let at: Instant
+    /// `at` as the reasons name it (formatted once, not per `missing` item).
+    private let atText: String
     let run: String
     private var activities: SortedCursor<ActivityRow>
     private var truth: SortedCursor<TruthSpool.Row>
@@ -40,6 +42,7 @@ struct NightlyScan {
     init(ledger: Ledger, spool: TruthSpool, at: Instant, run: String, app: String?, foldAll: Bool = false) throws {
         self.ledger = ledger
         self.at = at
+        atText = at.rfc3339
         self.run = run
         self.foldAll = foldAll
         self.app = app
@@ -221,7 +224,7 @@ struct NightlyScan {
             finding: .missing,
             action: .init(
                 activity: item.activity, action: .none,
-                reason: "the truth (line \(item.line)) names an activity the ledger does not have at \(at.rfc3339)"))
+                reason: "the truth (line \(item.line)) names an activity the ledger does not have at \(atText)"))
     }
 
     static func precedes(_ a: String, _ b: String) -> Bool {

@@ -19,9 +19,28 @@ enum ReconcileIDs {
     /// range of the index. Earlier builds used `id(run:activity:kind: "reconcile")`, so a run cut short by a crash
     /// under one of them and finished by this one records its first part's findings a second time.
     static func nightlyID(run: String, activity: String) -> String {
-        let prefix = SHA256.hash(data: Array(run.utf8)).prefix(8)
-        let suffix = SHA256.hash(data: Array((run + "\u{0}" + activity).utf8)).prefix(8)
-        return CanonicalUUID.make(version: 8, from: Array(prefix) + Array(suffix))
+        NightlyIDs(run: run).id(activity: activity)
+    }
+
+    /// `nightlyID` for many activities of one run: the run's prefix is hashed once.
+    struct NightlyIDs {
+        private let run: [UInt8]
+        private let prefix: [UInt8]
+
+        init(run: String) {
+            self.run = Array(run.utf8)
+            prefix = Array(SHA256.hash(data: self.run).prefix(8))
+        }
+
+        func id(activity: String) -> String {
+            // SHA-256 of `run`, NUL, `activity`, fed in parts (the same digest as of the joined bytes).
+            var hasher = SHA256()
+            hasher.update(data: run)
+            hasher.update(data: [0])
+            var activity = activity
+            activity.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            return CanonicalUUID.make(version: 8, from: prefix + hasher.finalize().prefix(8))
+        }
     }
 
     /// The run id of a foreground resync: `resync:<installation>:<at>` (SPEC §2 `reconcile.run`).
@@ -57,7 +76,7 @@ enum CanonicalJSON {
         switch value {
         case .null, .bool: out += value.compactBytes
         case .string(let string): JSONString.append(string.utf8, to: &out)
-        case .number(let number): out += canonical(number).compactBytes
+        case .number(let number): out += canonicalText(number).utf8
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
@@ -79,13 +98,20 @@ enum CanonicalJSON {
 
     /// Numbers by value: `1`, `1.0` and `1e0` are one number.
     private static func canonical(_ number: JSONNumber) -> JSONValue {
-        if let int = number.int64Value { return .int(int) }
-        return .double(number.doubleValue)
+        .number(JSONNumber(literal: canonicalText(number)))
+    }
+
+    /// The literal of a number's canonical form: an integer's decimal digits, else the double's (`JSONNumber`).
+    private static func canonicalText(_ number: JSONNumber) -> String {
+        if let int = number.int64Value { return JSONNumber(int).text }
+        return JSONNumber(number.doubleValue).text
     }
 
     /// The members that count, in canonical order: a repeated key keeps its last value, as JSON decoders do (keys
     /// equal as Swift strings are one key), and keys are sorted by UTF-8 bytes. Values are as given.
     private static func members(_ object: JSONObject) -> [JSONObject.Member] {
+        // One member is its own canonical order (a truth feed's states are often `{"eta": 4}`).
+        if object.members.count <= 1 { return object.members }
         var members: [JSONObject.Member] = []
         members.reserveCapacity(object.members.count)
         // A few keys are looked up in what is kept; more go through a set.

@@ -37,8 +37,12 @@ enum ReconcileRuns {
     }
 
     /// Records the report of a run once (a run id recorded already keeps its first report).
-    static func save(_ report: NightlyReport, in ledger: Ledger, recordedAt: Instant) async throws {
-        let text = report.json.compactString
+    ///
+    /// - Parameter text: the report's text if written already (`PendingText`); else it is written here.
+    static func save(_ report: NightlyReport, text: String? = nil, in ledger: Ledger, recordedAt: Instant)
+        async throws
+    {
+        let text = text ?? report.json.compactString
         switch ledger.storage {
         case .file(let store):
             try await store.pool.write { db in
@@ -56,6 +60,32 @@ enum ReconcileRuns {
                     """, logger: postgres.logger
                 ).collect()
             }
+        }
+    }
+}
+
+extension ReconcileRuns {
+    /// A report's stored text, written before its last member, `recordedEvents`, is known: the nightly job writes
+    /// the bulk of it (an entry per finding) while its last findings are being recorded.
+    struct PendingText: Sendable {
+        private let head: String?
+        private let report: NightlyReport
+
+        init(_ report: NightlyReport) {
+            var report = report
+            report.recordedEvents = 0
+            self.report = report
+            let text = report.json.compactString
+            let last = #","recordedEvents":0}"#
+            head = text.hasSuffix(last) ? String(text.dropLast(2)) : nil
+        }
+
+        /// The whole text (written again only if `recordedEvents` were not the last member).
+        func text(recordedEvents: Int) -> String {
+            if let head { return head + "\(recordedEvents)}" }
+            var report = report
+            report.recordedEvents = recordedEvents
+            return report.json.compactString
         }
     }
 }

@@ -1,0 +1,40 @@
+import ActivityModel
+import Testing
+
+@testable import Ledger
+
+/// What a nightly run records beside its findings' evaluation: event ids a re-run must find again, and the report.
+@Suite("Nightly recording: stable event ids, the report's stored text")
+struct ReconcileRecordingTests {
+    /// A build that derived the ids another way would record a run's findings a second time. The values were
+    /// computed outside Swift (Python's hashlib, the rule in `ReconcileIDs.nightlyID`).
+    @Test("a run's ids are its SHA-256 prefix and the activity's, as a version-8 UUID", arguments: [
+        ("bench", "A0000001", "1b32c28c-b38c-8548-8814-c579129831f8"),
+        ("app/run-7", "RIDE-ü", "a071cace-d446-81d8-a4e2-15fcd4acdc6e"),
+    ])
+    func pinnedIDs(run: String, activity: String, id: String) {
+        #expect(ReconcileIDs.nightlyID(run: run, activity: activity) == id)
+        let ids = ReconcileIDs.NightlyIDs(run: run)
+        #expect(ids.id(activity: activity) == id)
+        #expect(ids.id(activity: activity + "x") != id)
+    }
+
+    /// The report is written before the last findings are recorded and its count patched in: the stored text must
+    /// be the report's JSON with the final count, whatever the count's width.
+    @Test("the report written ahead, with its count patched in, is the report's JSON", arguments: [0, 7, 60_000])
+    func pendingText(recorded: Int) throws {
+        var report = NightlyReport(
+            run: "night-\"1\"", at: Instant(milliseconds: 1_700_000_000_000), status: .recorded, strict: false,
+            summary: [.drift: 1, .missing: 1], entries: [
+                NightlyEntry(finding: .drift, action: .init(activity: "A-1", action: .update, reason: "differs")),
+                NightlyEntry(finding: .missing, action: .init(activity: "Ω", action: .none, reason: "not here")),
+            ],
+            invalidLines: [InvalidTruthLine(line: 3, reason: "not JSON")], invalidLineCount: 1, truthLines: 4,
+            truthItems: 3, activitiesScanned: 2, activitiesFolded: 1, recordedEvents: 12_345)
+        let pending = ReconcileRuns.PendingText(report)
+        report.recordedEvents = recorded
+        let text = pending.text(recordedEvents: recorded)
+        #expect(text == report.json.compactString)
+        #expect(try JSONParser.parse(text)["recordedEvents"] == .int(Int64(recorded)))
+    }
+}
