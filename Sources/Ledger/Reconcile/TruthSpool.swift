@@ -57,14 +57,14 @@ final class TruthSpool {
     func load(_ reader: JSONLinesReader, progress: (Int64) -> Void = { _ in }) async throws {
         var parsing: Task<[Parsed], Never>?
         while true {
-            var raw: [(number: Int, bytes: [UInt8])] = []
-            raw.reserveCapacity(Self.batchSize)
-            while raw.count < Self.batchSize, let line = try reader.next() {
+            var batch = Batch()
+            batch.bytes.reserveCapacity(Self.batchSize * 64)
+            batch.lines.reserveCapacity(Self.batchSize)
+            while batch.lines.count < Self.batchSize, let line = try reader.next() {
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                raw.append((reader.lineNumber, Array(line)))
+                batch.append(line, number: reader.lineNumber)
             }
-            let batch = raw
-            let next = batch.isEmpty ? nil : Task { await TruthSpool.parse(batch) }
+            let next = batch.lines.isEmpty ? nil : Task { [batch] in await TruthSpool.parse(batch) }
             if let parsing {
                 try add(await parsing.value)
                 progress(reader.bytesRead)
@@ -78,12 +78,24 @@ final class TruthSpool {
 
     static let batchSize = 8192
 
+    /// Lines read together, in one buffer (not an array per line).
+    struct Batch: Sendable {
+        var bytes: [UInt8] = []
+        var lines: [(number: Int, range: Range<Int>)] = []
+
+        mutating func append(_ line: ArraySlice<UInt8>, number: Int) {
+            let start = bytes.count
+            bytes += line
+            lines.append((number, start..<bytes.count))
+        }
+    }
+
     /// A line parsed and ready to pack (its state as canonical JSON, and that JSON's hash), or why it is invalid.
     enum Parsed: Sendable {
         case item(TruthItem, canonicalState: [UInt8]?, hash: NightlyFacts.StateHash?)
         case invalid(InvalidTruthLine)
 
-        init(number: Int, bytes: [UInt8]) {
+        init(number: Int, bytes: UnsafeBufferPointer<UInt8>) {
             do {
                 var item = try TruthItem(line: bytes, number: number)
                 let canonical = item.state.map(CanonicalJSON.bytes)
@@ -97,13 +109,19 @@ final class TruthSpool {
     }
 
     /// Parses a batch in `parallelism` chunks, in order.
-    private static func parse(_ raw: [(number: Int, bytes: [UInt8])]) async -> [Parsed] {
-        let chunk = max(1024, (raw.count + parallelism - 1) / parallelism)
-        let starts = Array(stride(from: 0, to: raw.count, by: chunk))
-        if starts.count == 1 { return raw.map(Parsed.init) }
+    private static func parse(_ batch: Batch) async -> [Parsed] {
+        let count = batch.lines.count
+        let chunk = max(1024, (count + parallelism - 1) / parallelism)
+        let starts = Array(stride(from: 0, to: count, by: chunk))
+        @Sendable func parse(_ lines: Range<Int>) -> [Parsed] {
+            batch.bytes.withUnsafeBufferPointer { buffer in
+                batch.lines[lines].map { Parsed(number: $0.number, bytes: UnsafeBufferPointer(rebasing: buffer[$0.range])) }
+            }
+        }
+        if starts.count == 1 { return parse(0..<count) }
         return await withTaskGroup(of: (Int, [Parsed]).self) { group in
             for (index, start) in starts.enumerated() {
-                group.addTask { (index, raw[start..<min(start + chunk, raw.count)].map(Parsed.init)) }
+                group.addTask { (index, parse(start..<min(start + chunk, count))) }
             }
             var parts = [[Parsed]](repeating: [], count: starts.count)
             for await (index, parsed) in group { parts[index] = parsed }
