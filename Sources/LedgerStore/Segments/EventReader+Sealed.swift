@@ -24,7 +24,7 @@ extension EventReader {
 
     /// Events of the stream's blocks that `filter` keeps, with their hashes when `hashes`.
     private func blockEvents(
-        _ db: Database, sql: String, bind: (Statement) -> Void, hashes: Bool, filter: (RecordedEvent) -> Bool
+        _ db: Database, sql: String, bind: (Statement) -> Void, hashes: Bool, filter: (EventView) -> Bool
     ) throws -> [RecordedEvent] {
         let statement = try db.cachedStatement(sql: sql)
         bind(statement)
@@ -40,8 +40,7 @@ extension EventReader {
                 var kept: [RecordedEvent]
                 do {
                     kept = try RawSegment.events(
-                        of: block, first: first, last: last, dictionary: dictionary, decoder: decoder
-                    ).filter(filter)
+                        of: block, first: first, last: last, dictionary: dictionary, decoder: decoder, keep: filter)
                 } catch let error as StoreError {
                     throw RowDecodingError(position: first, error: error).storeError
                 }
@@ -80,7 +79,7 @@ extension EventReader {
     func sealedEvent(_ db: Database, id: String) throws -> RecordedEvent? {
         try blockEvents(
             db, sql: Self.blockColumns + " JOIN sealed_ids k ON k.block = b.id WHERE k.key = ?",
-            bind: { $0.bind(Self.idKey(id), at: 1) }, hashes: true, filter: { $0.id == id }
+            bind: { $0.bind(Self.idKey(id), at: 1) }, hashes: true, filter: { $0.id.elementsEqual(id.utf8) }
         ).first
     }
 

@@ -117,13 +117,16 @@ struct RawSegment: Sendable {
     }
 
     /// A block's events (stream and version from its row), hash left empty: the chain needs the whole segment.
+    /// The block's events that `keep` keeps (it sees each as a view, so an event it drops is never built).
     static func events(
-        of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder
+        of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder,
+        keep: (EventView) -> Bool = { _ in true }
     ) throws -> [RecordedEvent] {
         var events: [RecordedEvent] = []
         events.reserveCapacity(Int(clamping: min(max(block.lastVersion - block.firstVersion + 1, 0), last - first + 1)))
         try forEachRecord(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder) { record in
-            events.append(view(of: record, in: block).recorded())
+            let view = view(of: record, in: block)
+            if keep(view) { events.append(view.recorded()) }
         }
         return events
     }

@@ -100,9 +100,11 @@ struct EventReader {
 
     func events(_ db: Database, stream: String, fromVersion: Int64, hashes: Bool = true) throws -> [RecordedEvent] {
         guard let streamID = try Self.streamID(stream, db: db) else { return [] }
-        let sealed = try sealedEvents(db, stream: streamID, fromVersion: fromVersion, hashes: hashes)
-        let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? AND e.position > ? ORDER BY e.version"
         let through = try Self.sealedThrough(db)
+        // A segment and its blocks are written in one transaction: no segment, no block to look for.
+        let sealed =
+            through == 0 ? [] : try sealedEvents(db, stream: streamID, fromVersion: fromVersion, hashes: hashes)
+        let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? AND e.position > ? ORDER BY e.version"
         return try sealed + fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(fromVersion, at: 2)
@@ -115,9 +117,9 @@ struct EventReader {
     /// it would take their whole segment, and a state needs none.
     func events(_ db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
         guard let streamID = try Self.streamID(stream, db: db) else { return [] }
-        let sealed = try sealedEvents(db, stream: streamID, atMost: atMost)
-        let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
         let through = try Self.sealedThrough(db)
+        let sealed = through == 0 ? [] : try sealedEvents(db, stream: streamID, atMost: atMost)
+        let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
         return try sealed + fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(atMost, at: 2)
