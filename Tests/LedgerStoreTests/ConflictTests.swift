@@ -61,6 +61,13 @@ struct ConflictTests {
         #expect(error?.code == .idConflict)
         #expect(error?.eventID == "dup")
         #expect(try fixture.store.lastPosition() == 1)
+        // A batch alone in its transaction is rolled back with it (no savepoint): the next one starts from the
+        // tail the refused one found, and the chain holds.
+        let next = try await fixture.store.append(
+            AppendBatch(events: [event("c"), event("a", id: "dup", payload: "1")]))
+        #expect(next.positions == [2, 1])
+        #expect(next.duplicate == [false, true])
+        #expect(try fixture.store.verify().ok)
     }
 
     @Test("importTransaction keeps nothing when its body throws, and everything when it returns")
