@@ -6,7 +6,9 @@
 public enum Identifier {
     /// The first control character of `text`, if any.
     public static func firstControlCharacter(_ text: String) -> Unicode.Scalar? {
-        text.unicodeScalars.first { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        // Printable ASCII holds none: most names are checked on their bytes, without decoding a scalar.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return nil }
+        return text.unicodeScalars.first { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     /// `U+0000`-style name of a scalar, for messages (the scalar itself would not print).
