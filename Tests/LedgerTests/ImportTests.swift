@@ -109,6 +109,23 @@ struct ImportTests {
         #expect(error?.line == 2)
     }
 
+    /// Batches have no savepoint: a refused batch is still in the transaction when its line is looked for, so a
+    /// first occurrence written by the refused batch itself must not count as "stored before" (then the second,
+    /// differing occurrence is the refused line), while one written by an earlier batch of the import does.
+    @Test("an id sent twice in one import with other content is refused at the second line", arguments: [2, 2048])
+    func repeatedIDInImportNamesSecondLine(batchSize: Int) async throws {
+        let temp = try TemporaryLedger()
+        let lines = valid.split(separator: "\n").map(String.init)
+        let changed = lines[1].replacingOccurrences(of: "\"eta\":4", with: "\"eta\":3")
+        let path = try temp.write([lines[0], lines[1], changed].joined(separator: "\n"), to: "twice.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), batchSize: batchSize)
+        }
+        #expect(error?.code == .conflict)
+        #expect(error?.line == 3)
+        #expect(try temp.ledger.store.lastPosition() == 0)
+    }
+
     @Test("export re-imports into an equal log")
     func exportRoundTrip() async throws {
         let temp = try TemporaryLedger()

@@ -167,11 +167,16 @@ struct BatchImporter {
     }
 
     /// The line of the event the store refused. An id re-sent with other content is refused at its first
-    /// occurrence in the batch when the log held it before the batch (the failed batch's savepoint left nothing
-    /// behind, so the log now is the log before it), and otherwise at the first later occurrence that differs
+    /// occurrence in the batch when the log held it before the batch (a row at or before the session's last
+    /// position, which the refused batch did not move), and otherwise at the first later occurrence that differs
     /// from that first one, which the batch had just written.
     private func line(of error: StoreError, in batch: DecodePipeline.Batch) -> Int? {
-        let storedBefore = error.eventID.map { (try? ledger.store.event(in: session.db, id: $0)) != nil } ?? false
+        // The refused batch is still in the transaction (no savepoint): "stored before" is a row before its start.
+        let storedBefore =
+            error.eventID.map { id in
+                let stored = (try? ledger.store.event(in: session.db, id: id)) ?? nil
+                return stored.map { $0.position <= session.lastPosition } ?? false
+            } ?? false
         return Self.line(of: error, in: batch, storedBefore: storedBefore)
     }
 

@@ -130,8 +130,9 @@ public final class EventStore: Sendable {
     /// past 64 KiB SQLite spills it into a temporary file, and those writes were ~16 % of the writer under HTTP
     /// batches of 100. A group of batches of at most `inMemorySubjournalEvents` events keeps it in memory
     /// (`temp_store=MEMORY`, which SQLite reads when the transaction begins): about 1 MB for a batch of 100
-    /// events, a few pages per event at worst, freed at each release. Larger batches spill as before, so memory stays bounded (measured: with every transaction in
-    /// memory, 8192-event batches into a 1.75M-event ledger left the process 30–40 MiB larger).
+    /// events, a few pages per event at worst, freed at each release. Larger batches spill as before, so memory
+    /// stays bounded (measured: with every transaction in memory, 8192-event batches into a 1.75M-event ledger left
+    /// the process 30–40 MiB larger). A group of one batch has no savepoint at all (`commitAlone`).
     private func commitTransaction(_ batches: [AppendBatch], db: Database) throws
         -> [Result<AppendResult, any Error>]
     {
@@ -154,7 +155,8 @@ public final class EventStore: Sendable {
         try db.inTransaction(.immediate) {
             let encoder = try writer.prepare(db)
             var state = try TransactionState.load(db)
-            let batchWriter = BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader)
+            let batchWriter = BatchWriter(
+                context: writer, encoder: encoder, projector: currentProjector, reader: reader)
             do {
                 outcome = .success(try batchWriter.append(batch, db: db, state: &state, alone: true))
             } catch {
@@ -193,8 +195,9 @@ public final class EventStore: Sendable {
         _ = try? await pool.writeWithoutTransaction { [writer] _ in writer.reset() }
     }
 
-    /// Runs `body` as one transaction for large imports: if it throws, nothing written inside is kept.
-    /// Appends inside go through `ImportSession.append` (projector included) and bypass group commit.
+    /// Runs `body` as one transaction for large imports: if it throws, or any append inside was refused, nothing
+    /// written inside is kept. Appends inside go through `ImportSession.append` (projector included) and bypass
+    /// group commit.
     public func importTransaction<T>(_ body: (ImportSession) throws -> T) async throws -> T {
         if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
         do {
@@ -214,6 +217,8 @@ public final class EventStore: Sendable {
                 writer: BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader),
                 logger: logger)
             let result = try body(session)
+            // A refused batch left part of itself in the transaction: never commit it, even if the body went on.
+            if session.failed { throw StoreError(.invalidEvent, "a batch of this import was refused; nothing is kept") }
             try session.state.saveCounters(db)
             return result
         }
