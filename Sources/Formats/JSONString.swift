@@ -25,27 +25,41 @@ public enum JSONString {
     @inlinable
     public static func append(_ utf8: some Sequence<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in utf8 {
-            if width(of: byte) == 1 {
-                out.append(byte)
-                continue
+        let contiguous: Void? = utf8.withContiguousStorageIfAvailable { buffer in
+            // Runs of bytes written as they are go in one copy each (most strings are one run).
+            var start = 0
+            for index in buffer.indices where width(of: buffer[index]) != 1 {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+                appendEscaped(buffer[index], to: &out)
+                start = index + 1
             }
-            out.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-            case 0x08: out.append(UInt8(ascii: "b"))
-            case 0x09: out.append(UInt8(ascii: "t"))
-            case 0x0A: out.append(UInt8(ascii: "n"))
-            case 0x0C: out.append(UInt8(ascii: "f"))
-            case 0x0D: out.append(UInt8(ascii: "r"))
-            default:
-                out.append(UInt8(ascii: "u"))
-                out.append(UInt8(ascii: "0"))
-                out.append(UInt8(ascii: "0"))
-                Hex.append(byte, to: &out)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+        if contiguous == nil {
+            for byte in utf8 {
+                if width(of: byte) == 1 { out.append(byte) } else { appendEscaped(byte, to: &out) }
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// The escape of a byte whose width is not 1.
+    @inlinable
+    static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+        case 0x08: out.append(UInt8(ascii: "b"))
+        case 0x09: out.append(UInt8(ascii: "t"))
+        case 0x0A: out.append(UInt8(ascii: "n"))
+        case 0x0C: out.append(UInt8(ascii: "f"))
+        case 0x0D: out.append(UInt8(ascii: "r"))
+        default:
+            out.append(UInt8(ascii: "u"))
+            out.append(UInt8(ascii: "0"))
+            out.append(UInt8(ascii: "0"))
+            Hex.append(byte, to: &out)
+        }
     }
 
     /// `text` as a literal, quotes included.

@@ -50,5 +50,14 @@ struct FormatsTests {
             #expect(JSONString.size(of: text.utf8) == quoted.utf8.count, "\(quoted)")
             #expect(try JSONDecoder().decode(String.self, from: Data(quoted.utf8)) == text, "\(quoted)")
         }
+        // Contiguous text is copied a run at a time; any other sequence byte by byte: the same literal.
+        for text in texts + ["x\"", "\"x", "ab\ncd\u{1}ef\u{1F}", "\u{0}", "é\u{7}é"] {
+            var runs: [UInt8] = []
+            JSONString.append(text.utf8, to: &runs)
+            var bytes: [UInt8] = []
+            JSONString.append(text.utf8.lazy.map { $0 }, to: &bytes)
+            #expect(runs == bytes, "\(text.debugDescription)")
+            #expect(runs == Array(JSONString.quoted(text).utf8))
+        }
     }
 }
