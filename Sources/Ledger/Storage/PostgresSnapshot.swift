@@ -117,7 +117,7 @@ struct PostgresSnapshot: LedgerSnapshot {
 
     func nightlyRows(after: String, app: String?, limit: Int) throws -> [NightlyScan.ActivityRow] {
         let sql = NightlyRowsQuery.sql(after: after, app: app, limit: limit, .postgres)
-        return try storage {
+        var rows = try storage {
             try query(sql.numbered, sql.arguments).map { row in
                 let (activity, requestedAt, endedAt, dismissedAt, startAt, factsAt, intendedHash, requests, doubts, channel)
                     = try row.decode(
@@ -131,6 +131,11 @@ struct PostgresSnapshot: LedgerSnapshot {
                         requests: requests, doubts: doubts, channel: channel ?? true))
             }
         }
+        if let last = rows.last?.activity {
+            let members = NightlyRowsQuery.membersSQL(after: after, through: last)
+            NightlyRowsQuery.mark(&rows, members: try strings(members.numbered, members.arguments))
+        }
+        return rows
     }
 
     func runReport(_ key: String) throws -> String? {
