@@ -137,6 +137,10 @@ public final class EventStore: Sendable {
         -> [Result<AppendResult, any Error>]
     {
         if batches.count == 1 { return [try commitAlone(batches[0], db: db)] }
+        if let outcomes = try commitOptimistically(batches, db: db) { return outcomes }
+        // A batch was refused: the group runs again, each batch in its savepoint. The rolled-back attempt may have
+        // installed a dictionary that no longer exists: the writer reloads its state from the file.
+        writer.reset()
         let inMemory = batches.allSatisfy { $0.events.count <= Self.inMemorySubjournalEvents }
         try db.cachedStatement(sql: inMemory ? "PRAGMA temp_store = MEMORY" : "PRAGMA temp_store = DEFAULT").execute()
         var outcomes: [Result<AppendResult, any Error>] = []
@@ -169,6 +173,35 @@ public final class EventStore: Sendable {
             return .commit
         }
         return outcome
+    }
+
+    /// The group in one transaction without savepoints, or nil (everything rolled back) when a batch is refused.
+    /// Refusals are rare (a conflict, an invalid event): the common group writes no sub-journal at all, and a group
+    /// with a refusal pays for its work twice.
+    private func commitOptimistically(_ batches: [AppendBatch], db: Database) throws
+        -> [Result<AppendResult, any Error>]?
+    {
+        var outcomes: [Result<AppendResult, any Error>]?
+        try db.inTransaction(.immediate) {
+            let encoder = try writer.prepare(db)
+            var state = try TransactionState.load(db)
+            let batchWriter = BatchWriter(
+                context: writer, encoder: encoder, projector: currentProjector, reader: reader)
+            var results: [Result<AppendResult, any Error>] = []
+            results.reserveCapacity(batches.count)
+            for batch in batches {
+                do {
+                    results.append(.success(try batchWriter.append(batch, db: db, state: &state, alone: true)))
+                } catch {
+                    return .rollback
+                }
+                writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
+            }
+            try state.saveCounters(db)
+            outcomes = results
+            return .commit
+        }
+        return outcomes
     }
 
     /// Every batch in its savepoint, one transaction for all.
