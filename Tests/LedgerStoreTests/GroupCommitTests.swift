@@ -79,4 +79,48 @@ struct GroupCommitTests {
         #expect(projected == 60)
         #expect(try store.verify().ok)
     }
+
+    /// A group first runs without savepoints and, when a batch is refused, runs again with one per batch. The
+    /// attempt that was rolled back may have trained and installed a dictionary: the events the group keeps must
+    /// not name it (the writer reloads its state from the file before running the group again).
+    @Test("groups with a refused batch run again; dictionaries trained in a rolled-back attempt are not used")
+    func refusedGroupsWithTraining() async throws {
+        var configuration = StoreFixture.fastConfiguration
+        configuration.projector = CountingProjector()
+        configuration.firstDictionaryAfter = 64
+        configuration.retrainEvery = 64
+        configuration.trainsInBackground = false
+        let fixture = try StoreFixture(configuration: configuration)
+        let store = fixture.store
+        let kept = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<48 {
+                group.addTask {
+                    var kept = 0
+                    for round in 0..<12 {
+                        let poisoned = (task + round) % 5 == 0
+                        let events = (0..<4).map { index in
+                            event(
+                                "g\(task % 6)", poisoned && index == 3 ? "poison" : "update",
+                                payload: #"{"courier":"Sofia \#(task)","eta":\#(round * 7 + index),"status":"on the way"}"#)
+                        }
+                        if (try? await store.append(AppendBatch(events: events))) != nil { kept += events.count }
+                    }
+                    return kept
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(try store.lastPosition() == Int64(kept))
+        var read = 0
+        try store.forEachEvent(after: 0) { _ in
+            read += 1
+            return true
+        }
+        #expect(read == kept)
+        let dictionaries = try await store.pool.read { (db) throws in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM dictionaries") ?? 0
+        }
+        #expect(dictionaries > 0)
+        #expect(try store.verify().ok)
+    }
 }
