@@ -136,11 +136,15 @@ enum NightlyRowsQuery {
         PortableSQL("SELECT DISTINCT activity FROM channel_members WHERE activity > ? AND activity <= ?", after, last)
     }
 
-    /// Completes the rows' channel fact with the page's members (`membersSQL` over the page's range).
-    static func mark(_ rows: inout [NightlyScan.ActivityRow], members: [String]) {
+    /// Completes the channel fact of a page of rows read after `after`: `fetch` runs `membersSQL` over its range.
+    static func markMembers(
+        _ rows: inout [NightlyScan.ActivityRow], after: String, fetch: (PortableSQL) throws -> [String]
+    ) rethrows {
+        guard let last = rows.last?.activity else { return }
+        let members = try fetch(membersSQL(after: after, through: last))
         guard !members.isEmpty else { return }
-        let members = Set(members)
-        for index in rows.indices where members.contains(rows[index].activity) { rows[index].facts.channel = true }
+        let memberSet = Set(members)
+        for index in rows.indices where memberSet.contains(rows[index].activity) { rows[index].facts.channel = true }
     }
 }
 

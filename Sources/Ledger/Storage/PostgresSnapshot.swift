@@ -131,10 +131,7 @@ struct PostgresSnapshot: LedgerSnapshot {
                         requests: requests, doubts: doubts, channel: channel ?? true))
             }
         }
-        if let last = rows.last?.activity {
-            let members = NightlyRowsQuery.membersSQL(after: after, through: last)
-            NightlyRowsQuery.mark(&rows, members: try strings(members.numbered, members.arguments))
-        }
+        try NightlyRowsQuery.markMembers(&rows, after: after) { sql in try strings(sql.numbered, sql.arguments) }
         return rows
     }
 

@@ -93,10 +93,8 @@ struct SQLiteSnapshot: LedgerSnapshot {
                         requests: statement.int64(at: 7),
                         doubts: statement.int64(at: 8), channel: statement.optionalInt64(at: 9).map { $0 != 0 } ?? true)))
         }
-        if let last = rows.last?.activity {
-            let members = NightlyRowsQuery.membersSQL(after: after, through: last)
-            NightlyRowsQuery.mark(
-                &rows, members: try String.fetchAll(db, sql: members.text, arguments: Self.arguments(members)))
+        try NightlyRowsQuery.markMembers(&rows, after: after) { sql in
+            try String.fetchAll(db, sql: sql.text, arguments: Self.arguments(sql))
         }
         return rows
     }

@@ -16,18 +16,18 @@ package struct BatchWriter {
 
     /// Appends `batch`; on any error nothing of it is written and `state` is as before.
     ///
-    /// - Parameter alone: the batch is its transaction's only one, and the caller rolls the transaction back if
-    ///   this throws. It then needs no savepoint of its own, whose sub-journal copies the original of every page
-    ///   the batch changes (for a batch of thousands of events, a page per event to a temporary file).
-    func append(_ batch: AppendBatch, db: Database, state: inout TransactionState, alone: Bool = false) throws
-        -> AppendResult
+    /// - Parameter withoutSavepoint: the caller rolls the whole transaction back if this throws, so the batch needs
+    ///   no savepoint of its own, whose sub-journal copies the original of every page the batch changes (for a
+    ///   batch of thousands of events, a page per event to a temporary file).
+    func append(_ batch: AppendBatch, db: Database, state: inout TransactionState, withoutSavepoint: Bool = false)
+        throws -> AppendResult
     {
         try Self.validate(batch)
         let saved = state
         var result = AppendResult(positions: [], duplicate: [])
         var payloads: [[UInt8]] = []
         do {
-            try Self.inSavepoint(db, unless: alone) {
+            try Self.inSavepoint(db, unless: withoutSavepoint) {
                 if let duplicates = try checkExpectedVersions(batch, db: db, state: &state) {
                     result = duplicates
                     return
@@ -60,8 +60,8 @@ package struct BatchWriter {
     /// Runs `body` in a savepoint of the enclosing transaction, rolled back if it throws. GRDB's `inSavepoint`
     /// parses its SAVEPOINT and RELEASE statements every time (~6 % of the writer under single-event appends);
     /// these are cached, and still go through GRDB, which keeps track of savepoints.
-    static func inSavepoint(_ db: Database, unless alone: Bool = false, _ body: () throws -> Void) throws {
-        if alone { return try body() }
+    static func inSavepoint(_ db: Database, unless skipped: Bool = false, _ body: () throws -> Void) throws {
+        if skipped { return try body() }
         try db.cachedStatement(sql: "SAVEPOINT ledger_batch").execute()
         do {
             try body()

@@ -132,12 +132,16 @@ public final class EventStore: Sendable {
     /// (`temp_store=MEMORY`, which SQLite reads when the transaction begins): about 1 MB for a batch of 100
     /// events, a few pages per event at worst, freed at each release. Larger batches spill as before, so memory
     /// stays bounded (measured: with every transaction in memory, 8192-event batches into a 1.75M-event ledger left
-    /// the process 30–40 MiB larger). A group of one batch has no savepoint at all (`commitAlone`).
+    /// the process 30–40 MiB larger). Savepoints are the second try: `commitWithoutSavepoints` comes first.
     private func commitTransaction(_ batches: [AppendBatch], db: Database) throws
         -> [Result<AppendResult, any Error>]
     {
-        if batches.count == 1 { return [try commitAlone(batches[0], db: db)] }
-        if let outcomes = try commitOptimistically(batches, db: db) { return outcomes }
+        switch try commitWithoutSavepoints(batches, db: db) {
+        case .committed(let outcomes): return outcomes
+        // A group of one: its refusal is its outcome (the rollback kept nothing of it, and trained nothing).
+        case .refused(let error) where batches.count == 1: return [.failure(error)]
+        case .refused: break
+        }
         // A batch was refused: the group runs again, each batch in its savepoint. The rolled-back attempt may have
         // installed a dictionary that no longer exists: the writer reloads its state from the file.
         writer.reset()
@@ -151,37 +155,19 @@ public final class EventStore: Sendable {
         return outcomes
     }
 
-    /// A group of one batch: the transaction is the batch's savepoint (a refused batch rolls it back), so no
-    /// sub-journal keeps page copies. Session 22: a nightly run records its findings in batches of 2,048 events,
-    /// whose savepoints wrote ~50,000 page copies to a temporary file.
-    private func commitAlone(_ batch: AppendBatch, db: Database) throws -> Result<AppendResult, any Error> {
-        var outcome: Result<AppendResult, any Error> = .failure(StoreError(.closed, "batch lost by the writer"))
-        try db.inTransaction(.immediate) {
-            let encoder = try writer.prepare(db)
-            var state = try TransactionState.load(db)
-            let batchWriter = BatchWriter(
-                context: writer, encoder: encoder, projector: currentProjector, reader: reader)
-            do {
-                outcome = .success(try batchWriter.append(batch, db: db, state: &state, alone: true))
-            } catch {
-                // Refused (a conflict, the projector's error): as a failed savepoint would, write nothing of it.
-                outcome = .failure(error)
-                return .rollback
-            }
-            writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
-            try state.saveCounters(db)
-            return .commit
-        }
-        return outcome
+    /// How a group went without savepoints.
+    private enum Attempt {
+        case committed([Result<AppendResult, any Error>])
+        /// A batch was refused with this error, and the whole transaction rolled back.
+        case refused(any Error)
     }
 
-    /// The group in one transaction without savepoints, or nil (everything rolled back) when a batch is refused.
-    /// Refusals are rare (a conflict, an invalid event): the common group writes no sub-journal at all, and a group
-    /// with a refusal pays for its work twice.
-    private func commitOptimistically(_ batches: [AppendBatch], db: Database) throws
-        -> [Result<AppendResult, any Error>]?
-    {
-        var outcomes: [Result<AppendResult, any Error>]?
+    /// The group in one transaction without savepoints; a refused batch rolls all of it back. Refusals are rare (a
+    /// conflict, an invalid event): the common group writes no sub-journal at all, and a group of several with a
+    /// refusal pays for its work twice. Session 22: a nightly run's recordings (batches of 2,048 events, alone in
+    /// their groups) wrote ~80,000 page copies to a temporary file through their savepoints.
+    private func commitWithoutSavepoints(_ batches: [AppendBatch], db: Database) throws -> Attempt {
+        var attempt = Attempt.refused(StoreError(.closed, "batch lost by the writer"))
         try db.inTransaction(.immediate) {
             let encoder = try writer.prepare(db)
             var state = try TransactionState.load(db)
@@ -191,17 +177,19 @@ public final class EventStore: Sendable {
             results.reserveCapacity(batches.count)
             for batch in batches {
                 do {
-                    results.append(.success(try batchWriter.append(batch, db: db, state: &state, alone: true)))
+                    let result = try batchWriter.append(batch, db: db, state: &state, withoutSavepoint: true)
+                    results.append(.success(result))
                 } catch {
+                    attempt = .refused(error)
                     return .rollback
                 }
                 writer.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
             }
             try state.saveCounters(db)
-            outcomes = results
+            attempt = .committed(results)
             return .commit
         }
-        return outcomes
+        return attempt
     }
 
     /// Every batch in its savepoint, one transaction for all.

@@ -31,7 +31,7 @@ public final class ImportSession {
         guard !failed else { throw StoreError(.invalidEvent, "an earlier batch of this import was refused") }
         let result: AppendResult
         do {
-            result = try writer.append(batch, db: db, state: &state, alone: true)
+            result = try writer.append(batch, db: db, state: &state, withoutSavepoint: true)
         } catch {
             failed = true
             throw error
