@@ -76,6 +76,21 @@ struct ReconcileNightlyTests {
         #expect(report.recordedEvents == 6)
     }
 
+    @Test("a null state in the truth is no opinion: no drift, and done still ends a leaked activity")
+    func nullStateIsNoOpinion() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        // DRIFT's line has an escaped key, so it is parsed in full; LEAK's is read without a tree.
+        let truth = F.lines(
+            #"{"activity":"DRIFT","state":null,"n\u006fte":"parsed in full"}"#, F.truth("LEAK", state: "null", done: true))
+        let report = try await Self.run(temp, truth: truth)
+        #expect(report.entries.first { $0.activity == "DRIFT" } == nil)
+        let leak = try #require(report.entries.first { $0.activity == "LEAK" })
+        #expect(leak.finding == .leaked)
+        // The end carries the intended content (the truth has none to give), as with no state at all.
+        #expect(leak.action.payload?["aps"]?["content-state"] != JSONValue.null)
+    }
+
     @Test("drift resends the truth, leaked ends with the final truth")
     func payloads() async throws {
         let temp = try TemporaryLedger()

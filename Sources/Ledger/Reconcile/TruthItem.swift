@@ -56,7 +56,9 @@ public struct TruthItem: Hashable, Sendable {
             }
             at = instant
         }
-        let state = value["state"].flatMap { $0.isNull ? nil : $0 }
+        // `.none`, not `nil`: JSONValue is itself nil-literal expressible, and a bare `nil` here was JSON null, so
+        // `"state": null` (no opinion) was judged as the state `null` (a drift "fixed" by an update to null).
+        let state = value["state"].flatMap { $0.isNull ? Optional<JSONValue>.none : $0 }
         self.init(activity: activity, state: state, done: done, at: at, line: number)
     }
 }
