@@ -72,6 +72,63 @@ enum CanonicalJSON {
         return out
     }
 
+    /// Consumes the value at `scanner`'s index when its text is already its canonical form, byte for byte (so
+    /// `bytes` of its parse would write it again unchanged); gives up (`UnusualPayload`, the caller parses) on any
+    /// text that might not be: whitespace, a non-ASCII or escaped key, keys not strictly ascending by bytes (which
+    /// also rules out repeats), an escaped string, a number other than up to 17 plain digits (`-0` included).
+    /// A truth feed's states are mostly such text (`{"eta":4}`), so the nightly job hashes them as read.
+    /// `TruthFastPathTests` holds it to `bytes` over generated states.
+    static func consumeCanonical(_ scanner: inout PayloadScanner, depth: Int = 1) throws(UnusualPayload) {
+        guard depth <= PayloadScanner.maximumDepth, let byte = scanner.current else { throw UnusualPayload() }
+        switch byte {
+        case UInt8(ascii: "{"):
+            scanner.index += 1
+            if scanner.current == UInt8(ascii: "}") {
+                scanner.index += 1
+                return
+            }
+            var previous: Range<Int>?
+            repeat {
+                guard scanner.current == UInt8(ascii: "\"") else { throw UnusualPayload() }
+                let key = try scanner.stringRange(allowEscapes: false)
+                let bytes = scanner.bytes
+                guard bytes[key].allSatisfy({ $0 < 0x80 }) else { throw UnusualPayload() }
+                if let previous, !bytes[previous].lexicographicallyPrecedes(bytes[key]) { throw UnusualPayload() }
+                previous = key
+                try scanner.expect(UInt8(ascii: ":"))
+                try consumeCanonical(&scanner, depth: depth + 1)
+            } while try separator(&scanner, closing: UInt8(ascii: "}"))
+        case UInt8(ascii: "["):
+            scanner.index += 1
+            if scanner.current == UInt8(ascii: "]") {
+                scanner.index += 1
+                return
+            }
+            repeat {
+                try consumeCanonical(&scanner, depth: depth + 1)
+            } while try separator(&scanner, closing: UInt8(ascii: "]"))
+        case UInt8(ascii: "\""):
+            _ = try scanner.stringRange(allowEscapes: false)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            _ = try scanner.skipValue(depth: depth)
+        default:
+            let start = scanner.index
+            guard scanner.plainInteger() != nil else { throw UnusualPayload() }
+            if scanner.index - start == 2 && scanner.bytes[start] == UInt8(ascii: "-") && scanner.bytes[start + 1] == UInt8(ascii: "0") {
+                throw UnusualPayload()
+            }
+        }
+    }
+
+    /// After a member or item: true at `,` (consumed), false at `closing` (consumed); nothing else (no whitespace).
+    private static func separator(_ scanner: inout PayloadScanner, closing: UInt8) throws(UnusualPayload) -> Bool {
+        guard let byte = scanner.current else { throw UnusualPayload() }
+        scanner.index += 1
+        if byte == UInt8(ascii: ",") { return true }
+        guard byte == closing else { throw UnusualPayload() }
+        return false
+    }
+
     private static func append(_ value: JSONValue, to out: inout [UInt8]) {
         switch value {
         case .null, .bool: out += value.compactBytes

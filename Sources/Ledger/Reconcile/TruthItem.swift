@@ -63,6 +63,81 @@ public struct TruthItem: Hashable, Sendable {
     }
 }
 
+extension TruthItem {
+    /// What `init(line:number:)` makes of `bytes`, read without a tree, and the range of the state's text in
+    /// `bytes` (nil: no state), which is its canonical form (`CanonicalJSON.consumeCanonical`); the item's own
+    /// `state` is left nil. Nil when the line is not of the plain kind it reads (unescaped ASCII keys, each known
+    /// key once, an unescaped activity, a state already canonical…): the caller parses that line in full, which
+    /// also words its errors. `TruthFastPathTests` holds the two to the same answers.
+    static func scanned(_ bytes: UnsafeBufferPointer<UInt8>, number: Int) -> (item: TruthItem, state: Range<Int>?)? {
+        var scanner = PayloadScanner(bytes)
+        do {
+            return try scan(&scanner, number: number)
+        } catch {
+            return nil
+        }
+    }
+
+    private static func scan(_ scanner: inout PayloadScanner, number: Int) throws(UnusualPayload)
+        -> (item: TruthItem, state: Range<Int>?)
+    {
+        guard try scanner.beginObject() else { throw UnusualPayload() }
+        var activity: String?
+        var state: Range<Int>?
+        var done: Bool?
+        var at: Instant??
+        var sawState = false
+        repeat {
+            let key = try scanner.key()
+            // Swift compares keys as strings: only ASCII keys are the same keys to it and to a byte comparison.
+            guard key.allSatisfy({ $0 < 0x80 }) else { throw UnusualPayload() }
+            if key.elementsEqual("activity".utf8) {
+                guard activity == nil else { throw UnusualPayload() }
+                activity = try scanner.string()
+            } else if key.elementsEqual("state".utf8) {
+                guard !sawState else { throw UnusualPayload() }
+                sawState = true
+                if try !scanner.null() {
+                    let start = scanner.index
+                    try CanonicalJSON.consumeCanonical(&scanner)
+                    state = start..<scanner.index
+                }
+            } else if key.elementsEqual("done".utf8) {
+                guard done == nil else { throw UnusualPayload() }
+                switch scanner.current {
+                case UInt8(ascii: "t")?: done = true
+                case UInt8(ascii: "f")?: done = false
+                case UInt8(ascii: "n")?: done = false
+                default: throw UnusualPayload()
+                }
+                _ = try scanner.skipValue(depth: 2)
+            } else if key.elementsEqual("at".utf8) {
+                guard at == nil else { throw UnusualPayload() }
+                if try scanner.null() {
+                    at = .some(nil)
+                } else if scanner.current == UInt8(ascii: "\"") {
+                    guard let instant = SnapshotField.instant(.string(try scanner.string())) else { throw UnusualPayload() }
+                    at = instant
+                } else if let literal = try scanner.numberText() {
+                    guard let instant = SnapshotField.instant(.number(JSONNumber(literal: literal))) else {
+                        throw UnusualPayload()
+                    }
+                    at = instant
+                } else {
+                    throw UnusualPayload()
+                }
+            } else {
+                _ = try scanner.skipValue(depth: 2)
+            }
+        } while try scanner.nextMember()
+        scanner.skipWhitespace()
+        guard scanner.atEnd, let activity, !activity.isEmpty, Identifier.firstControlCharacter(activity) == nil else {
+            throw UnusualPayload()
+        }
+        return (TruthItem(activity: activity, state: nil, done: done ?? false, at: at ?? nil, line: number), state)
+    }
+}
+
 /// A truth line that did not parse, as the report lists it.
 public struct InvalidTruthLine: Hashable, Sendable {
     public var line: Int

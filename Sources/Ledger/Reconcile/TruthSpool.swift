@@ -91,11 +91,22 @@ final class TruthSpool {
     }
 
     /// A line parsed and ready to pack (its state as canonical JSON, and that JSON's hash), or why it is invalid.
-    enum Parsed: Sendable {
+    enum Parsed: Sendable, Equatable {
         case item(TruthItem, canonicalState: [UInt8]?, hash: NightlyFacts.StateHash?)
         case invalid(InvalidTruthLine)
 
         init(number: Int, bytes: UnsafeBufferPointer<UInt8>) {
+            if let (item, state) = TruthItem.scanned(bytes, number: number) {
+                // The state's text is its canonical form: hashed as read, no tree built.
+                let canonical = state.map { Array(UnsafeBufferPointer(rebasing: bytes[$0])) }
+                self = .item(item, canonicalState: canonical, hash: canonical.map { .init(SHA256.hash(data: $0)) })
+                return
+            }
+            self.init(parsing: bytes, number: number)
+        }
+
+        /// The line parsed in full (every line the plain reader leaves, and the answer it is held to).
+        init(parsing bytes: UnsafeBufferPointer<UInt8>, number: Int) {
             do {
                 var item = try TruthItem(line: bytes, number: number)
                 let canonical = item.state.map(CanonicalJSON.bytes)
