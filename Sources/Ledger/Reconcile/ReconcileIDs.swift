@@ -24,19 +24,22 @@ enum ReconcileIDs {
 
     /// `nightlyID` for many activities of one run: the run's prefix is hashed once.
     struct NightlyIDs {
-        private let run: [UInt8]
+        /// SHA-256 fed `run` and NUL: each id copies it and feeds the activity.
+        private let runAndNUL: SHA256
         private let prefix: [UInt8]
 
         init(run: String) {
-            self.run = Array(run.utf8)
-            prefix = Array(SHA256.hash(data: self.run).prefix(8))
+            let run = Array(run.utf8)
+            prefix = Array(SHA256.hash(data: run).prefix(8))
+            var hasher = SHA256()
+            hasher.update(data: run)
+            hasher.update(data: [0])
+            runAndNUL = hasher
         }
 
         func id(activity: String) -> String {
             // SHA-256 of `run`, NUL, `activity`, fed in parts (the same digest as of the joined bytes).
-            var hasher = SHA256()
-            hasher.update(data: run)
-            hasher.update(data: [0])
+            var hasher = runAndNUL
             var activity = activity
             activity.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
             return CanonicalUUID.make(version: 8, from: prefix + hasher.finalize().prefix(8))

@@ -78,6 +78,14 @@ extension TruthItem {
         }
     }
 
+    /// The keys `scan` knows, as bytes (compared with a key's bytes in place, not through `String.UTF8View`).
+    private enum Keys {
+        static let activity = Array("activity".utf8)
+        static let state = Array("state".utf8)
+        static let done = Array("done".utf8)
+        static let at = Array("at".utf8)
+    }
+
     private static func scan(_ scanner: inout PayloadScanner, number: Int) throws(UnusualPayload)
         -> (item: TruthItem, state: Range<Int>?)
     {
@@ -91,10 +99,10 @@ extension TruthItem {
             let key = try scanner.key()
             // Swift compares keys as strings: only ASCII keys are the same keys to it and to a byte comparison.
             guard key.allSatisfy({ $0 < 0x80 }) else { throw UnusualPayload() }
-            if key.elementsEqual("activity".utf8) {
+            if key.elementsEqual(Keys.activity) {
                 guard activity == nil else { throw UnusualPayload() }
                 activity = try scanner.string()
-            } else if key.elementsEqual("state".utf8) {
+            } else if key.elementsEqual(Keys.state) {
                 guard !sawState else { throw UnusualPayload() }
                 sawState = true
                 if try !scanner.null() {
@@ -102,7 +110,7 @@ extension TruthItem {
                     try CanonicalJSON.consumeCanonical(&scanner)
                     state = start..<scanner.index
                 }
-            } else if key.elementsEqual("done".utf8) {
+            } else if key.elementsEqual(Keys.done) {
                 guard done == nil else { throw UnusualPayload() }
                 switch scanner.current {
                 case UInt8(ascii: "t")?: done = true
@@ -111,7 +119,7 @@ extension TruthItem {
                 default: throw UnusualPayload()
                 }
                 _ = try scanner.skipValue(depth: 2)
-            } else if key.elementsEqual("at".utf8) {
+            } else if key.elementsEqual(Keys.at) {
                 guard at == nil else { throw UnusualPayload() }
                 if try scanner.null() {
                     at = .some(nil)

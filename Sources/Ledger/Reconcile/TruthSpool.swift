@@ -98,8 +98,14 @@ final class TruthSpool {
         init(number: Int, bytes: UnsafeBufferPointer<UInt8>) {
             if let (item, state) = TruthItem.scanned(bytes, number: number) {
                 // The state's text is its canonical form: hashed as read, no tree built.
-                let canonical = state.map { Array(UnsafeBufferPointer(rebasing: bytes[$0])) }
-                self = .item(item, canonicalState: canonical, hash: canonical.map { .init(SHA256.hash(data: $0)) })
+                guard let state else {
+                    self = .item(item, canonicalState: nil, hash: nil)
+                    return
+                }
+                let text = UnsafeBufferPointer(rebasing: bytes[state])
+                var hasher = SHA256()
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(text))
+                self = .item(item, canonicalState: Array(text), hash: .init(hasher.finalize()))
                 return
             }
             self.init(parsing: bytes, number: number)
