@@ -2,6 +2,9 @@ import Foundation
 
 /// Wall-clock timing and process memory for benchmark reports.
 enum Measure {
+    /// The middle of `times` (of an odd count; the upper middle of an even one).
+    static func median(_ times: [Double]) -> Double { times.sorted()[times.count / 2] }
+
     /// Seconds `body` took.
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds

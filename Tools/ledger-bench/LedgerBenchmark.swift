@@ -150,7 +150,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
                 }
             })
         }
-        return (count, times.sorted()[times.count / 2])
+        return (count, Measure.median(times))
     }
 
     /// The bench's `state --at` questions: `count` random activities, then for each a random time of the four hours
@@ -176,7 +176,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
         for _ in 0..<passes {
             times.append(try await Measure.seconds { _ = try await ledger.rebuild() })
         }
-        return times.sorted()[times.count / 2]
+        return Measure.median(times)
     }
 
     /// Whole passes over the log with each event lent as a view (`EventStore.forEachEventView`, what a rebuild
@@ -195,7 +195,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
                 }
             })
         }
-        return (count, times.sorted()[times.count / 2])
+        return (count, Measure.median(times))
     }
 
     /// state --at, timeline and audit on random activities, beside the baseline's naive state.
