@@ -48,9 +48,9 @@ enum NightlyBenchmark {
 
         // Each side is timed `runs` times on the same input and its median printed (one run of one binary has
         // ranged ±15 % within minutes here). Ours runs on a fresh copy of the quiesced ledger each time, opened as
-        // a CLI run opens it: until 2026-11-27 it ran in the ledger that had just been built, every cache warm from
-        // building it (0.7–0.9 s faster than a fresh open, which is what a nightly job meets). The baseline
-        // opens a fresh pool for each run too, its truth table dropped in between.
+        // a CLI run opens it (until 2026-11-27 it ran once, in the ledger that had just been built); the baseline
+        // opens a fresh pool for each run too, its truth table dropped in between. Both sides start cold, as a
+        // nightly job does.
         let before = Measure.currentRSSMiB() ?? 0
         var report: NightlyReport?
         var seconds: [Double] = []
