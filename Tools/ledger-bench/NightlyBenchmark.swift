@@ -83,7 +83,6 @@ enum NightlyBenchmark {
         // is loaded before its own; both timings read the truth feed and compare.
         let pool = try DatabasePool(path: basePath)
         let load = try await Measure.seconds { try loadRaw(pool, workload: workload) }
-        try await quiesce(pool)
         var baselines: [Double] = []
         for _ in 0..<runs {
             // A pool of its own each time, as ours opens each copy: no side starts with the caches its build warmed.

@@ -115,11 +115,9 @@ enum CanonicalJSON {
         case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
             _ = try scanner.skipValue(depth: depth)
         default:
-            let start = scanner.index
-            guard scanner.plainInteger() != nil else { throw UnusualPayload() }
-            if scanner.index - start == 2 && scanner.bytes[start] == UInt8(ascii: "-") && scanner.bytes[start + 1] == UInt8(ascii: "0") {
-                throw UnusualPayload()
-            }
+            // `-0` is the one plain integer whose canonical text (`0`) differs from it.
+            let negative = byte == UInt8(ascii: "-")
+            guard let value = scanner.plainInteger(), value != 0 || !negative else { throw UnusualPayload() }
         }
     }
 

@@ -124,7 +124,9 @@ extension TruthItem {
                 if try scanner.null() {
                     at = .some(nil)
                 } else if scanner.current == UInt8(ascii: "\"") {
-                    guard let instant = SnapshotField.instant(.string(try scanner.string())) else { throw UnusualPayload() }
+                    guard let instant = SnapshotField.instant(.string(try scanner.string())) else {
+                        throw UnusualPayload()
+                    }
                     at = instant
                 } else if let literal = try scanner.numberText() {
                     guard let instant = SnapshotField.instant(.number(JSONNumber(literal: literal))) else {

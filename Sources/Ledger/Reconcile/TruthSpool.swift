@@ -97,18 +97,20 @@ final class TruthSpool {
 
         init(number: Int, bytes: UnsafeBufferPointer<UInt8>) {
             if let (item, state) = TruthItem.scanned(bytes, number: number) {
-                // The state's text is its canonical form: hashed as read, no tree built.
-                guard let state else {
-                    self = .item(item, canonicalState: nil, hash: nil)
-                    return
-                }
-                let text = UnsafeBufferPointer(rebasing: bytes[state])
-                var hasher = SHA256()
-                hasher.update(bufferPointer: UnsafeRawBufferPointer(text))
-                self = .item(item, canonicalState: Array(text), hash: .init(hasher.finalize()))
+                // The state's text is its canonical form: taken as read, no tree built.
+                self = .item(item, canonical: state.map { Array(UnsafeBufferPointer(rebasing: bytes[$0])) })
                 return
             }
             self.init(parsing: bytes, number: number)
+        }
+
+        /// An item with its state's canonical JSON and that JSON's SHA-256 (`NightlyFacts.StateHash`).
+        private static func item(_ item: TruthItem, canonical: [UInt8]?) -> Parsed {
+            .item(item, canonicalState: canonical, hash: canonical.map { bytes in
+                var hasher = SHA256()
+                bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+                return .init(hasher.finalize())
+            })
         }
 
         /// The line parsed in full (every line the plain reader leaves, and the answer it is held to).
@@ -117,7 +119,7 @@ final class TruthSpool {
                 var item = try TruthItem(line: bytes, number: number)
                 let canonical = item.state.map(CanonicalJSON.bytes)
                 item.state = nil
-                self = .item(item, canonicalState: canonical, hash: canonical.map { .init(SHA256.hash(data: $0)) })
+                self = .item(item, canonical: canonical)
             } catch {
                 let reason = (error as? LedgerError)?.message ?? "\(error)"
                 self = .invalid(InvalidTruthLine(line: number, reason: reason))
