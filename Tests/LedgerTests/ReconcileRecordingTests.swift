@@ -39,4 +39,13 @@ struct ReconcileRecordingTests {
         #expect(text == report.json.compactString)
         #expect(try JSONParser.parse(text)["recordedEvents"] == .int(Int64(recorded)))
     }
+
+    /// A stored finding's `"payload": null` is no payload (not the JSON value null, which `JSONValue`'s nil literal
+    /// would give: the trap of session 23's null-state bug).
+    @Test("a stored finding's null payload reads as none")
+    func nullPayload() throws {
+        let json = try JSONParser.parse(#"{"activity":"A","action":"none","reason":"r","payload":null,"finding":"drift"}"#)
+        let entry = try #require(NightlyEntry(json: json))
+        #expect(entry.action.payload == Optional<JSONValue>.none)
+    }
 }

@@ -63,7 +63,7 @@ public struct NightlyEntry: Hashable, Sendable {
             finding: finding,
             action: ResyncPlan.Action(
                 activity: activity, action: action, reason: json["reason"]?.stringValue ?? "",
-                payload: json["payload"].flatMap { $0.isNull ? nil : $0 }),
+                payload: json["payload"].flatMap { $0.isNull ? Optional<JSONValue>.none : $0 }),
             token: json["token"]?.stringValue, channel: json["channel"]?.stringValue,
             reportedBefore: json["reportedBefore"]?.stringValue)
     }
