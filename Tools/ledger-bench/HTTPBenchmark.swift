@@ -81,11 +81,21 @@ struct HTTPBenchmark: AsyncParsableCommand {
         print(single.report("POST /v1/events (durable)", events: singles, connections: connections))
         let batched = try LoadRun.drive(port: port, requests: batches, connections: batchConnections)
         print(batched.report("POST /v1/batches ×\(batch)", events: events, connections: batchConnections))
+        let peakRSS = Self.peakRSSMiB(of: process.processIdentifier)
+        // The import is timed alone: `serve` seals in the background and goes on sealing the batches' events for
+        // seconds after the last answer, and until 2026-11-27 the import was timed beside that (and beside the
+        // kernel writing back the server's dirty pages), which slowed the baseline by up to a half in runs of one
+        // hour (BENCHMARKS.md, session 24). Both servers are stopped and the disk synced first.
+        for server in [process, bare] {
+            server.terminate()
+            _ = server.waitUntilExit()
+        }
+        sync()
         let importSeconds = try Self.timeImport(binary, lines: lines[0..<events], work: work)
         print("activity-ledger import".padding(toLength: 28, withPad: " ", startingAt: 0) + String(
             format: "%6d events, one process:  %9.0f events/s  %.1f s", events, Double(events) / importSeconds,
             importSeconds))
-        print(String(format: "server peak RSS (VmHWM): %.0f MiB", Self.peakRSSMiB(of: process.processIdentifier) ?? -1))
+        print(String(format: "server peak RSS (VmHWM): %.0f MiB", peakRSS ?? -1))
         print(String(
             format: "GET /health / bare GET %.2fx; durable singles / bare POST %.2fx (target ≥ 0.8x), p99 %.1f ms (target ≤ 20 ms); batches / import %.2fx (target ≥ 1.0x)",
             ourHealth.requestsPerSecond / bareGet.requestsPerSecond, single.requestsPerSecond / barePost.requestsPerSecond,
