@@ -42,9 +42,13 @@ struct LedgerBenchmark: AsyncParsableCommand {
         try (lines.joined(separator: "\n") + "\n").write(toFile: jsonl, atomically: false, encoding: .utf8)
         print("corpus: \(corpus.count) events, \(corpus.activities) activities of \(perActivity) events, synchronous=\(durability)")
 
-        // Import: the whole file in one durable transaction, both sides.
+        // Import: the whole file in one durable transaction, both sides. Each starts with nothing dirty in the
+        // kernel: the corpus file just written (~380 MB at 1M events) and the baseline's file would otherwise be
+        // written back inside the next timing, whichever side that is (as the nightly and HTTP benches do).
+        sync()
         let baseline = try NaiveJSONLedger(path: basePath, synchronous: durability)
         let baseImport = try await Measure.seconds { try baseline.importAll(lines) }
+        sync()
         var configuration = LedgerConfiguration()
         configuration.store.durability = level
         configuration.store.segmentEvents = segmentEvents
