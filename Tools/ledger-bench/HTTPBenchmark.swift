@@ -79,7 +79,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
         print(barePost.report("bare Hummingbird POST", events: singles, connections: connections))
         let single = try LoadRun.drive(port: port, requests: singleRequests, connections: connections)
         print(single.report("POST /v1/events (durable)", events: singles, connections: connections))
+        let serverCPUBefore = Self.cpuSeconds(of: process.processIdentifier)
         let batched = try LoadRun.drive(port: port, requests: batches, connections: batchConnections)
+        let serverCPU = Self.cpuSeconds(of: process.processIdentifier).flatMap { after in
+            serverCPUBefore.map { after - $0 }
+        }
         print(batched.report("POST /v1/batches ×\(batch)", events: events, connections: batchConnections))
         let peakRSS = Self.peakRSSMiB(of: process.processIdentifier)
         // The import is timed alone: `serve` seals in the background and goes on sealing the batches' events for
@@ -91,10 +95,17 @@ struct HTTPBenchmark: AsyncParsableCommand {
             _ = server.waitUntilExit()
         }
         sync()
+        let importCPUBefore = Self.childrenCPUSeconds()
         let importSeconds = try Self.timeImport(binary, lines: lines[0..<events], work: work)
+        let importCPU = Self.childrenCPUSeconds() - importCPUBefore
         print("activity-ledger import".padding(toLength: 28, withPad: " ", startingAt: 0) + String(
             format: "%6d events, one process:  %9.0f events/s  %.1f s", events, Double(events) / importSeconds,
             importSeconds))
+        // CPU per event, whatever the load generator beside the server takes of this machine's cores: what the
+        // batches cost the server (while it also seals in the background), beside what the import costs itself.
+        print(String(
+            format: "CPU per event: the server in batches %.1f µs (sealing beside it included), the import %.1f µs",
+            (serverCPU ?? .nan) / Double(events) * 1e6, importCPU / Double(events) * 1e6))
         print(String(format: "server peak RSS (VmHWM): %.0f MiB", peakRSS ?? -1))
         print(String(
             format: "GET /health / bare GET %.2fx; durable singles / bare POST %.2fx (target ≥ 0.8x), p99 %.1f ms (target ≤ 20 ms); batches / import %.2fx (target ≥ 1.0x)",
@@ -155,6 +166,25 @@ struct HTTPBenchmark: AsyncParsableCommand {
             throw ValidationError("no port in \(file)")
         }
         return port
+    }
+
+    /// User + system CPU seconds a running process has used so far (/proc/PID/stat), nil off Linux.
+    static func cpuSeconds(of pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // After the command's closing parenthesis: state is field 3, utime and stime fields 14 and 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// User + system CPU seconds of every child this process has waited for.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     static func peakRSSMiB(of pid: Int32) -> Double? {
