@@ -71,6 +71,10 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// A background checkpoint still running would keep the WAL from being folded into the file and removed when
+    /// the pool's connections close (`WALCheckpointer.finish`).
+    deinit { checkpointer?.finish() }
+
     /// Replaces the inline projector for every later append.
     public func setProjector(_ projector: (any InlineProjector)?) {
         self.projector.withLock { $0 = projector }
