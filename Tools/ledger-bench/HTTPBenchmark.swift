@@ -71,20 +71,29 @@ struct HTTPBenchmark: AsyncParsableCommand {
         let health = [[UInt8]](repeating: LoopbackHTTPClient.request("GET", "/health", key: nil), count: singles)
 
         print("activity-ledger serve on 127.0.0.1:\(port), durability \(durability), \(lines[0].utf8.count)-byte first event")
-        let bareGet = try LoadRun.drive(port: barePort, requests: health, connections: connections)
-        print(bareGet.report("bare Hummingbird GET", events: health.count, connections: connections))
-        let ourHealth = try LoadRun.drive(port: port, requests: health, connections: connections)
-        print(ourHealth.report("GET /health", events: health.count, connections: connections))
-        let barePost = try LoadRun.drive(port: barePort, requests: singleRequests, connections: connections)
-        print(barePost.report("bare Hummingbird POST", events: singles, connections: connections))
-        let single = try LoadRun.drive(port: port, requests: singleRequests, connections: connections)
-        print(single.report("POST /v1/events (durable)", events: singles, connections: connections))
-        let serverCPUBefore = Self.cpuSeconds(of: process.processIdentifier)
-        let batched = try LoadRun.drive(port: port, requests: batches, connections: batchConnections)
-        let serverCPU = Self.cpuSeconds(of: process.processIdentifier).flatMap { after in
-            serverCPUBefore.map { after - $0 }
+        // Each step also prints the CPU the load generator (this process) and the server used per event: the two
+        // share this machine's cores, so what a server reaches here is bounded by what the load generator leaves.
+        func step(
+            _ name: String, on server: (ChildProcess, Int), _ requests: [[UInt8]], events: Int, connections: Int
+        ) throws -> LoadRun {
+            let run = try LoadRun.drive(
+                port: server.1, requests: requests, connections: connections, server: server.0.processIdentifier)
+            print(run.report(name, events: events, connections: connections))
+            if let cpu = run.cpuPerEvent(events) { print("  " + cpu) }
+            return run
         }
-        print(batched.report("POST /v1/batches ×\(batch)", events: events, connections: batchConnections))
+        let ours = (process, port)
+        let bareOne = (bare, barePort)
+        let bareGet = try step(
+            "bare Hummingbird GET", on: bareOne, health, events: health.count, connections: connections)
+        let ourHealth = try step("GET /health", on: ours, health, events: health.count, connections: connections)
+        let barePost = try step(
+            "bare Hummingbird POST", on: bareOne, singleRequests, events: singles, connections: connections)
+        let single = try step(
+            "POST /v1/events (durable)", on: ours, singleRequests, events: singles, connections: connections)
+        let batched = try step(
+            "POST /v1/batches ×\(batch)", on: ours, batches, events: events, connections: batchConnections)
+        let serverCPU = batched.serverCPU
         let peakRSS = Self.peakRSSMiB(of: process.processIdentifier)
         // The import is timed alone: `serve` seals in the background and goes on sealing the batches' events for
         // seconds after the last answer, and until 2026-11-27 the import was timed beside that (and beside the
@@ -202,6 +211,18 @@ struct LoadRun {
     var latencies: [Double]
     var failures: Int
     var firstFailure: String?
+    /// CPU seconds (user + system) of the load generator (this process) and of the server across the run, when
+    /// measured (`drive(…, server:)`).
+    var clientCPU: Double?
+    var serverCPU: Double?
+
+    /// "CPU per event: load generator … µs, server … µs", when both were measured.
+    func cpuPerEvent(_ events: Int) -> String? {
+        guard let clientCPU, let serverCPU else { return nil }
+        return String(
+            format: "CPU per event: load generator %.1f µs, server %.1f µs", clientCPU / Double(events) * 1e6,
+            serverCPU / Double(events) * 1e6)
+    }
 
     var requestsPerSecond: Double { Double(latencies.count) / seconds }
 
@@ -219,9 +240,13 @@ struct LoadRun {
         return text
     }
 
-    static func drive(port: Int, requests: [[UInt8]], connections: Int) throws -> LoadRun {
+    /// Drives `requests` over `connections`; with `server`, also the CPU that process and this one (the load
+    /// generator) used across the run.
+    static func drive(port: Int, requests: [[UInt8]], connections: Int, server: Int32? = nil) throws -> LoadRun {
         let shared = Shared(requests: requests)
         let group = DispatchGroup()
+        let me = getpid()
+        let cpuBefore = (client: HTTPBenchmark.cpuSeconds(of: me), server: server.flatMap(HTTPBenchmark.cpuSeconds))
         let start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<connections {
             group.enter()
@@ -234,7 +259,14 @@ struct LoadRun {
         }
         group.wait()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        return shared.result(seconds: seconds)
+        var run = shared.result(seconds: seconds)
+        func used(_ before: Double?, _ pid: Int32?) -> Double? {
+            guard let before, let pid, let after = HTTPBenchmark.cpuSeconds(of: pid) else { return nil }
+            return after - before
+        }
+        run.clientCPU = used(cpuBefore.client, me)
+        run.serverCPU = used(cpuBefore.server, server)
+        return run
     }
 
     /// The work queue and results shared by the connection threads.
@@ -285,7 +317,8 @@ struct LoadRun {
 
         func result(seconds: Double) -> LoadRun {
             lock.withLock {
-                LoadRun(seconds: seconds, latencies: latencies.sorted(), failures: failures, firstFailure: firstFailure)
+                LoadRun(
+                    seconds: seconds, latencies: latencies.sorted(), failures: failures, firstFailure: firstFailure)
             }
         }
     }
