@@ -1,8 +1,14 @@
-/// The rule for names a client chooses — stream ids, event ids, apps: any Unicode text but control characters.
+import Foundation
+
+/// The rule for names a client chooses — stream ids, event ids, apps: any Unicode text in normalization form C
+/// (NFC) but control characters.
 ///
 /// C0 controls (NUL included), DEL and C1 controls are refused at every door: SQLite keeps text up to a NUL, a
-/// newline forges log lines, and U+001F separates an app from a name in storage (`Namespaced`). Everything else
-/// (U+2028, emoji, combining marks first) is stored exactly as sent.
+/// newline forges log lines, and U+001F separates an app from a name in storage (`Namespaced`). A name must be in
+/// NFC: Swift compares strings by canonical equivalence ("é" as one scalar equals "e" + U+0301) where SQLite and
+/// PostgreSQL compare bytes, so two spellings of one name would be one name in memory and two in the file (found:
+/// both spellings in one batch filed the second event under the first's stream and broke the chain). Everything
+/// else (U+2028, emoji, a combining mark first) is stored exactly as sent.
 public enum Identifier {
     /// The first control character of `text`, if any.
     public static func firstControlCharacter(_ text: String) -> Unicode.Scalar? {
@@ -10,6 +16,15 @@ public enum Identifier {
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return nil }
         return text.unicodeScalars.first { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
+
+    /// Whether `text` is in Unicode normalization form C (every ASCII text is).
+    public static func isNFC(_ text: String) -> Bool {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return text.precomposedStringWithCanonicalMapping.utf8.elementsEqual(text.utf8)
+    }
+
+    /// The reason a name that is not in NFC is refused, for a message after its field.
+    public static let notNFC = "not in Unicode normalization form C (NFC): send its composed form"
 
     /// `U+0000`-style name of a scalar, for messages (the scalar itself would not print).
     public static func describe(_ scalar: Unicode.Scalar) -> String {

@@ -19,6 +19,29 @@ public struct LedgerEvent: Hashable, Sendable {
     }
 }
 
+extension LedgerEvent {
+    /// The names this event gives or refers to (its id, stream, and the ids in its data), each with its field path:
+    /// what the door holds to `Identifier`'s NFC rule.
+    public var names: [(field: String, value: String)] {
+        var names: [(field: String, value: String)] = [("stream", stream.description)]
+        if let id { names.append(("id", id)) }
+        switch data {
+        case .request(let request):
+            if let installation = request.installation { names.append(("data.installation", installation)) }
+            if case .channel(let channel) = request.pushType { names.append(("data.pushType.channel", channel)) }
+        case .token(let token), .startToken(let token): names.append(("data.token", token.token))
+        case .push(let push):
+            names.append(("data.refersTo", push.refersTo))
+            if let token = push.token { names.append(("data.token", token)) }
+            if let channel = push.channel { names.append(("data.channel", channel)) }
+        case .subscribe(let subscribe): names.append(("data.activity", subscribe.activity))
+        case .reconcile(let reconcile): names.append(("data.run", reconcile.run))
+        case .update, .end, .dismiss, .observe: break
+        }
+        return names
+    }
+}
+
 /// A stored event with its global log position.
 public struct PositionedEvent: Hashable, Sendable {
     public var position: Int64

@@ -65,12 +65,14 @@ extension Ledger {
         let app = try Self.namespace(app)
         let events = events.map(Self.withID)
         try Self.checkStreams(events)
-        try Self.checkRepeatedIDs(events)
+        try Self.checkExpected(expected)
         // Compressed here, on the caller's thread: concurrent appenders compress in parallel and the writer
-        // only hashes and inserts.
+        // only hashes and inserts. Before the repeated ids: two spellings of one id are refused as not NFC, not
+        // taken for one id sent twice.
         let stored = try events.indices.map { index in
             try Self.newEvent(events[index], app: app, field: "events[\(index)]", readBack: readBack)
         }
+        try Self.checkRepeatedIDs(events)
         for index in events.indices {
             if let size = Self.exportedSizeOver(maxEventBytes, events[index], stored: stored[index]) {
                 throw Self.oversize(size, limit: maxEventBytes, field: "events[\(index)]")
@@ -131,6 +133,7 @@ extension Ledger {
         if let scalar = Identifier.firstControlCharacter(app) {
             throw LedgerError(.badInput, "app: control character \(Identifier.describe(scalar)) is not allowed", field: "app")
         }
+        if !Identifier.isNFC(app) { throw LedgerError(.badInput, "app: \(Identifier.notNFC)", field: "app") }
         return app
     }
 
@@ -141,6 +144,17 @@ extension Ledger {
             throw LedgerError(
                 .badInput, "stream \"\(event.stream.description)\": expected activity:<id>, installation:<id> or channel:<id> with a non-empty id and no control characters",
                 field: "stream")
+        }
+    }
+
+    /// Every key of `expected` must be a stream name as the events' `stream` is (`checkStreams`), in NFC: a key
+    /// no event could have is a client's mistake, not a stream "with no events".
+    static func checkExpected(_ expected: [String: ExpectedVersion]) throws {
+        for key in expected.keys where StreamName(key)?.description != key || !Identifier.isNFC(key) {
+            throw LedgerError(
+                .badInput,
+                "expectedVersions: \(JSONString.quoted(key)) is not a stream name (activity:<id>, installation:<id> or channel:<id>, no control characters, in NFC)",
+                field: "expectedVersions")
         }
     }
 
@@ -166,6 +180,11 @@ extension Ledger {
             throw LedgerError(
                 .badInput, "field 'id': control character \(Identifier.describe(scalar)) is not allowed", line: line,
                 field: [field, "id"].compactMap { $0 }.joined(separator: "."))
+        }
+        for name in event.names where !Identifier.isNFC(name.value) {
+            throw LedgerError(
+                .badInput, "field '\(name.field)': \(Identifier.notNFC)", line: line,
+                field: [field, name.field].compactMap { $0 }.joined(separator: "."))
         }
         return NewEvent(
             id: Namespaced.qualify(event.id!, app: app), stream: Namespaced.qualify(event.stream.description, app: app),

@@ -73,6 +73,7 @@ public final class APIKeyStore: Sendable {
         if let scalar = Identifier.firstControlCharacter(app) {
             throw APIKeyError("--app: control character \(Identifier.describe(scalar)) is not allowed in an app")
         }
+        if !Identifier.isNFC(app) { throw APIKeyError("--app: \(Identifier.notNFC)") }
         guard !scopes.isEmpty else { throw APIKeyError("an API key needs at least one scope (ingest, read, admin)") }
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }

@@ -60,6 +60,7 @@ enum SnapshotField {
             throw LedgerError(
                 .badInput, "field \(path): control character \(Identifier.describe(scalar)) is not allowed", field: path)
         }
+        if !Identifier.isNFC(text) { throw LedgerError(.badInput, "field \(path): \(Identifier.notNFC)", field: path) }
         return text
     }
 

@@ -41,6 +41,9 @@ public struct TruthItem: Hashable, Sendable {
                 .badInput, "field activity: control character \(Identifier.describe(scalar)) is not allowed",
                 line: number, field: "activity")
         }
+        if !Identifier.isNFC(activity) {
+            throw LedgerError(.badInput, "field activity: \(Identifier.notNFC)", line: number, field: "activity")
+        }
         var done = false
         if let flag = value["done"], !flag.isNull {
             guard let bool = flag.boolValue else {
@@ -141,7 +144,9 @@ extension TruthItem {
             }
         } while try scanner.nextMember()
         scanner.skipWhitespace()
-        guard scanner.atEnd, let activity, !activity.isEmpty, Identifier.firstControlCharacter(activity) == nil else {
+        guard scanner.atEnd, let activity, !activity.isEmpty, Identifier.firstControlCharacter(activity) == nil,
+            Identifier.isNFC(activity)
+        else {
             throw UnusualPayload()
         }
         return (TruthItem(activity: activity, state: nil, done: done ?? false, at: at ?? nil, line: number), state)

@@ -177,7 +177,7 @@ package struct BatchWriter {
             return nil
         }
         slot.version = version
-        state.streams[event.stream] = slot
+        state.streams[TransactionState.ExactName(name: event.stream)] = slot
         state.lastPosition = position
         state.lastHash = hash
         state.payloadBytes += Int64(event.payload.count)

@@ -10,8 +10,23 @@ struct TransactionState {
 
     var lastPosition: Int64
     var lastHash: [UInt8]
+    /// A stream name compared and hashed by its UTF-8 bytes, as the `streams` table compares it. Swift's `String`
+    /// equality is canonical equivalence: keyed by `String`, "é" as one scalar and "e" + U+0301 were one slot, so
+    /// the second name's event went into the first one's stream while its hash covered its own name, and `verify`
+    /// failed (the doors now take names in NFC only; this keeps the writer right whatever reaches it).
+    struct ExactName: Hashable {
+        let name: String
+
+        static func == (lhs: ExactName, rhs: ExactName) -> Bool { lhs.name.utf8.elementsEqual(rhs.name.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            var name = name
+            name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     /// Streams touched in this transaction; bounded so a huge import does not grow it forever.
-    var streams: [String: StreamSlot] = [:]
+    var streams: [ExactName: StreamSlot] = [:]
     var payloadBytes: Int64 = 0
     var storedPayloadBytes: Int64 = 0
     /// Whether any segment exists (ids of sealed events are not in the rows' unique index).
@@ -52,7 +67,7 @@ struct TransactionState {
 
     /// The stream's interned id and current version (0 = no event), creating the name row when `create`.
     mutating func slot(_ name: String, db: Database, create: Bool) throws -> StreamSlot? {
-        if let slot = streams[name] { return slot }
+        if let slot = streams[ExactName(name: name)] { return slot }
         if streams.count > 50_000 { streams.removeAll(keepingCapacity: true) }
         let find = try db.cachedStatement(sql: "SELECT id FROM streams WHERE name = ?")
         find.bind(name, at: 1)
@@ -70,7 +85,7 @@ struct TransactionState {
         } else {
             return nil
         }
-        streams[name] = slot
+        streams[ExactName(name: name)] = slot
         return slot
     }
 }
