@@ -38,10 +38,11 @@ extension Ledger {
         if let scalar = Identifier.firstControlCharacter(runID) {
             throw LedgerError(.badInput, "run: control character \(Identifier.describe(scalar)) is not allowed", field: "run")
         }
+        if !Identifier.isNFC(runID) { throw LedgerError(.badInput, "run: \(Identifier.notNFC)", field: "run") }
         if let file { try ReconcileRuns.migrate(file.pool) }
         if let recorded = try await nightlyReport(run: runID, app: app) { return recorded }
         let asGiven = runID
-        let runID = ReconcileRuns.key(runID, app: app)
+        let runID = ReconcileRuns.eventRun(runID, app: app)
 
         let spool = try TruthSpool()
         try await spool.load(truth) { progress(NightlyProgress(phase: .readingTruth, done: $0)) }
@@ -91,7 +92,8 @@ extension Ledger {
         if let recording { report.recordedEvents += try await recording.value }
         report.recordedEvents += try await record(pending, run: runID, at: at, app: app)
         let text = await written.value.text(recordedEvents: report.recordedEvents)
-        try await ReconcileRuns.save(report, text: text, in: self, recordedAt: Self.now())
+        try await ReconcileRuns.save(
+            report, key: ReconcileRuns.key(asGiven, app: app), text: text, in: self, recordedAt: Self.now())
         logger.info(
             "nightly run recorded",
             metadata: [
@@ -104,8 +106,11 @@ extension Ledger {
 
     /// The report of `app`'s recorded nightly run `run` (status `alreadyRecorded`), or nil.
     public func nightlyReport(run: String, app: String? = nil) async throws -> NightlyReport? {
-        let key = ReconcileRuns.key(run, app: app)
-        var report = try await read { db in try ReconcileRuns.report(run: key, db) }
+        let keys = [ReconcileRuns.key(run, app: app), ReconcileRuns.legacyKey(run, app: app)].compactMap { $0 }
+        var report = try await read { db -> NightlyReport? in
+            for key in keys { if let found = try ReconcileRuns.report(run: key, db) { return found } }
+            return nil
+        }
         report?.run = run
         return report
     }

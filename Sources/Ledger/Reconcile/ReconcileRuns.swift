@@ -18,10 +18,27 @@ enum ReconcileRuns {
         try migrator.migrate(pool)
     }
 
-    /// The key a run is recorded under: run ids are per app (`<app>/<run>`; bare for the app-less namespace), so
-    /// one app can neither read nor replay another's run, and the CLI with `--app` and that app's key over HTTP
-    /// name the same run.
+    /// The key a run's report is recorded under: run ids are per app (`<app>` U+001F `<run>`, as `Namespaced`
+    /// qualifies names; bare for the app-less namespace), so one app can neither read nor replay another's run,
+    /// and the CLI with `--app` and that app's key over HTTP name the same run. U+001F is refused in apps and run
+    /// ids, so no two (app, run) pairs share a key. Until 2026-11-27 the key was `<app>/<run>`, which an app
+    /// named `com.A/x` shared with app `com.A`'s run `x/…` (found: one app read another's report); those rows
+    /// are still found (`legacyKey`).
     static func key(_ run: String, app: String?) -> String {
+        Namespaced.qualify(run, app: app ?? "")
+    }
+
+    /// Where a report recorded before 2026-11-27 lies, for an app whose name has no `/` (those keys split only one
+    /// way); nil when there is no such place.
+    static func legacyKey(_ run: String, app: String?) -> String? {
+        guard let app, !app.isEmpty, !app.utf8.contains(UInt8(ascii: "/")) else { return nil }
+        return "\(app)/\(run)"
+    }
+
+    /// The run as the `reconcile` events of its findings name it (`data.run`) and their ids derive from it:
+    /// `<app>/<run>` (a name of the event, so no control character), as ever, so a run interrupted before an
+    /// upgrade records the same ids when it is run again.
+    static func eventRun(_ run: String, app: String?) -> String {
         guard let app, !app.isEmpty else { return run }
         return "\(app)/\(run)"
     }
@@ -29,7 +46,7 @@ enum ReconcileRuns {
     static func report(run: String, _ db: any LedgerSnapshot) throws -> NightlyReport? {
         guard let text = try db.runReport(run) else { return nil }
         guard let json = try? JSONParser.parse(text), var report = NightlyReport(json: json) else {
-            throw LedgerError(.storage, "the recorded report of run \(run) is unreadable")
+            throw LedgerError(.storage, "the recorded report of run \(Namespaced.name(run)) is unreadable")
         }
         report.status = .alreadyRecorded
         report.recordedEvents = 0
@@ -39,9 +56,9 @@ enum ReconcileRuns {
     /// Records the report of a run once (a run id recorded already keeps its first report).
     ///
     /// - Parameter text: the report's text if written already (`PendingText`); else it is written here.
-    static func save(_ report: NightlyReport, text: String? = nil, in ledger: Ledger, recordedAt: Instant)
-        async throws
-    {
+    static func save(
+        _ report: NightlyReport, key: String, text: String? = nil, in ledger: Ledger, recordedAt: Instant
+    ) async throws {
         let text = text ?? report.json.compactString
         switch ledger.storage {
         case .file(let store):
@@ -51,7 +68,7 @@ enum ReconcileRuns {
                 let insert = try db.cachedStatement(
                     sql: "INSERT OR IGNORE INTO reconcile_runs (run, at, recorded_at, report) VALUES (?, ?, ?, ?)")
                 defer { insert.resetBindings() }
-                insert.bind(report.run, at: 1)
+                insert.bind(key, at: 1)
                 insert.bind(report.at.milliseconds, at: 2)
                 insert.bind(recordedAt.milliseconds, at: 3)
                 insert.bind(text, at: 4)
@@ -62,7 +79,7 @@ enum ReconcileRuns {
                 _ = try await postgres.log.client.query(
                     """
                     INSERT INTO reconcile_runs (run, at, recorded_at, report)
-                    VALUES (\(report.run), \(report.at.milliseconds), \(recordedAt.milliseconds), \(text))
+                    VALUES (\(key), \(report.at.milliseconds), \(recordedAt.milliseconds), \(text))
                     ON CONFLICT (run) DO NOTHING
                     """, logger: postgres.logger
                 ).collect()

@@ -1,0 +1,118 @@
+import ActivityModel
+import Foundation
+import GRDB
+import Ledger
+import LedgerStore
+import LedgerTesting
+import Testing
+
+/// Names are taken in Unicode NFC only (`Identifier`): Swift compares strings by canonical equivalence where the
+/// file compares bytes, so a second spelling of a name was one name to the writer and another to the file (found:
+/// "café" composed and decomposed in one batch broke the chain). And a nightly run's report is found only by its
+/// own app (found: `com.A/x`'s run `n` and `com.A`'s run `x/n` shared a key).
+@Suite("Names: one spelling each, and run keys per app")
+struct NameRuleTests {
+    typealias F = ReconcileFixtures
+    static let composed = "caf\u{E9}"
+    static let decomposed = "cafe\u{301}"
+
+    static func dismiss(_ stream: String, id: String? = nil) -> String {
+        // The names here need no escaping.
+        let idField = id.map { #""id":"\#($0)","# } ?? ""
+        return #"{\#(idField)"stream":"\#(stream)","type":"dismiss","at":"2026-11-27T12:00:00Z","data":{"by":"user"}}"#
+    }
+
+    static func refusal(_ body: () async throws -> Void) async -> LedgerError? {
+        do {
+            try await body()
+            return nil
+        } catch let error as LedgerError {
+            return error
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test(
+        "a name not in NFC is refused at the door, naming its field, and nothing is written",
+        arguments: [
+            (dismiss("activity:" + decomposed), "events[0].stream"),
+            (dismiss("activity:A", id: "id-" + decomposed), "events[0].id"),
+            (#"{"stream":"channel:C","type":"subscribe","at":"2026-11-27T12:00:00Z","data":{"activity":"\#(decomposed)"}}"#,
+             "events[0].data.activity"),
+        ])
+    func decomposedRefused(line: String, field: String) async throws {
+        let temp = try TemporaryLedger()
+        let error = await Self.refusal { try await temp.append(line, app: "com.A") }
+        #expect(error?.code == .badInput)
+        #expect(error?.field == field)
+        #expect(error?.message.contains("NFC") == true, "\(error?.message ?? "")")
+        #expect(try await temp.ledger.lastPosition() == 0)
+    }
+
+    @Test("both spellings in one batch: refused whole, and the log still verifies")
+    func bothSpellings() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.dismiss("activity:before"))
+        let error = await Self.refusal {
+            try await temp.append(F.lines(Self.dismiss("activity:" + Self.composed), Self.dismiss("activity:" + Self.decomposed)))
+        }
+        #expect(error?.field == "events[1].stream")
+        #expect(try await temp.ledger.lastPosition() == 1)
+        // The composed spelling alone is a name like any other.
+        try await temp.append(Self.dismiss("activity:" + Self.composed))
+        #expect(try await temp.ledger.verify().ok)
+    }
+
+    @Test("an app or a run id not in NFC is refused")
+    func appAndRun() async throws {
+        let temp = try TemporaryLedger()
+        let app = await Self.refusal { try await temp.append(Self.dismiss("activity:A"), app: "com." + Self.decomposed) }
+        #expect(app?.field == "app")
+        let run = await Self.refusal {
+            _ = try await temp.ledger.nightly(
+                truth: try F.reader("", in: temp), runID: "n-" + Self.decomposed, at: F.instant(120))
+        }
+        #expect(run?.field == "run")
+    }
+
+    @Test("an expected version for something that is not a stream name is refused", arguments: ["garbage", "", "activity:"])
+    func expectedKeys(key: String) async throws {
+        let temp = try TemporaryLedger()
+        let event = try EventCodec.decode(Self.dismiss("activity:A"))
+        let error = await Self.refusal { _ = try await temp.ledger.append([event], expected: [key: .exact(0)]) }
+        #expect(error?.field == "expectedVersions")
+        #expect(try await temp.ledger.lastPosition() == 0)
+    }
+
+    @Test("app com.A/x's run n and app com.A's run x/n are two runs")
+    func runKeysPerApp() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(F.request("SECRET"), app: "com.A/x")
+        let report = try await temp.ledger.nightly(
+            truth: try F.reader(F.truth("SECRET", state: #"{"eta":1}"#), in: temp), runID: "n", at: F.instant(120),
+            app: "com.A/x")
+        #expect(report.status == .recorded)
+        #expect(try await temp.ledger.nightlyReport(run: "n", app: "com.A/x") != nil)
+        #expect(try await temp.ledger.nightlyReport(run: "x/n", app: "com.A") == nil)
+        let other = try await temp.ledger.nightly(
+            truth: try F.reader("", in: temp, name: "empty.jsonl"), runID: "x/n", at: F.instant(120), app: "com.A")
+        #expect(other.status == .recorded)
+        #expect(other.entries.isEmpty)
+    }
+
+    @Test("a report recorded under the old key (<app>/<run>) is still found by its app")
+    func legacyKey() async throws {
+        let temp = try TemporaryLedger()
+        let recorded = try await temp.ledger.nightly(
+            truth: try F.reader("", in: temp), runID: "old", at: F.instant(120), app: "com.A")
+        let pool = try DatabasePool(path: temp.path)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE reconcile_runs SET run = 'com.A/old' WHERE run = ?", arguments: ["com.A\u{1F}old"])
+        }
+        let found = try #require(try await temp.ledger.nightlyReport(run: "old", app: "com.A"))
+        #expect(found.at == recorded.at)
+        #expect(try await temp.ledger.nightlyReport(run: "old", app: "com.B") == nil)
+    }
+}
