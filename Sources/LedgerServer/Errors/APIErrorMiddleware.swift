@@ -136,8 +136,12 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 return .badRequest("field '\(field)': \(unknown)", field: field)
             }
             if context.debugDescription.contains("OpenAPIValueContainer") {
-                // The runtime's name for "any JSON": the value is JSON the decoder cannot hold (e.g. 1e999).
-                return .badRequest("field '\(field)' holds a number out of range", field: field)
+                // The runtime's name for "any JSON": a value the decoder cannot hold. That is a number out of
+                // range (1e999) or text that is not Unicode (invalid UTF-8, a lone surrogate): found worded as a
+                // number for a NUL byte in a string. Foundation's description does not tell the two apart.
+                return .badRequest(
+                    "field '\(field)' holds a value that cannot be read: a number out of range, or text that is not "
+                        + "valid Unicode (invalid UTF-8, a lone surrogate)", field: field)
             }
             return .badRequest("field '\(field)': \(context.debugDescription)", field: field)
         @unknown default:
