@@ -4,6 +4,25 @@ import Testing
 
 @Suite("Bad input never becomes a 500")
 struct BadInputTests {
+    @Test("a query parameter given twice is 400 naming it, and nothing is written")
+    func repeatedParameter() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let append = try await client.post(
+                "/v1/events?expectedVersion=0&expectedVersion=5", key: service.ingest, Sample.request("R1"))
+            #expect(append.status == 400)
+            #expect(append.errorField == "expectedVersion")
+            let read = try await client.get("/v1/activities?limit=1&phase=active&limit=2", key: service.read)
+            #expect(read.status == 400)
+            #expect(read.errorField == "limit")
+            let encoded = try await client.get("/v1/activities?phase=active&ph%61se=ended", key: service.read)
+            #expect(encoded.errorField == "phase")
+            let once = try await client.get("/v1/activities?limit=1&phase=active", key: service.read)
+            #expect(once.status == 200)
+        }
+        #expect(try service.storedIDs().isEmpty)
+    }
+
     @Test("malformed JSON is 400 malformedJSON")
     func malformedJSON() async throws {
         let service = try TestService()
