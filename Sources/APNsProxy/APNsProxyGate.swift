@@ -38,9 +38,9 @@ struct ForwardPlan {
 }
 
 /// Decides, from a push's HTTP/2 header block and the caller's key, whether the proxy forwards it: one home for
-/// the proxy's refusals (README "APNs proxy"), in the order a caller should learn of them: the key (401/403),
-/// the method (405), the path (404, 400 for a bad token, 403 for another app's broadcast), the topic (400/403);
-/// the body's size (413) is checked as it arrives.
+/// the proxy's refusals (README "APNs proxy"), in the order a caller should learn of them: a repeated header
+/// (400), the key (401/403), the method (405), the path (404, 400 for a bad token, 403 for another app's
+/// broadcast), the topic (400/403); the body's size (413) is checked as it arrives.
 enum APNsProxyGate {
     static let keyHeader = "x-ledger-key"
     static let topicHeader = "apns-topic"
@@ -68,6 +68,9 @@ enum APNsProxyGate {
 
     /// The plan for a push from a caller with `key` (nil: no live key has the secret it sent).
     static func check(_ headers: HPACKHeaders, key: APIKey?) -> Result<ForwardPlan, ProxyRefusal> {
+        if let name = repeatedHeader(in: headers) {
+            return .failure(ProxyRefusal(400, "RepeatedHeader", "send \(name) once"))
+        }
         guard let key else { return .failure(badKey) }
         guard key.allows(.ingest) else {
             return .failure(ProxyRefusal(403, "LedgerKeyScope", "x-ledger-key \(key.id) lacks scope 'ingest'"))
@@ -86,14 +89,14 @@ enum APNsProxyGate {
             guard let topic = headers.first(name: topicHeader), !topic.isEmpty else {
                 return .failure(ProxyRefusal(400, "MissingTopic", "send apns-topic: <bundle id>.push-type.liveactivity"))
             }
-            let bundle = topic.hasSuffix(liveActivitySuffix) ? String(topic.dropLast(liveActivitySuffix.count)) : topic
-            guard bundle == key.app else {
-                return .failure(
-                    ProxyRefusal(403, "TopicNotKeyApp", "apns-topic names \(bundle), but the x-ledger-key is for another app"))
-            }
+            if let refusal = otherApp(topic: topic, key: key) { return .failure(refusal) }
         case .some(.broadcast(let bundle)) where bundle != key.app:
             return .failure(ProxyRefusal(403, "TopicNotKeyApp", "the broadcast path names \(bundle), not the key's app"))
         case .some(.broadcast):
+            // The path names the key's app; a topic, when sent, must too (APNs would act on either).
+            if let topic = headers.first(name: topicHeader), let refusal = otherApp(topic: topic, key: key) {
+                return .failure(refusal)
+            }
             token = nil
         case nil:
             return .failure(ProxyRefusal(404, "BadPath", "expected /3/device/<token> or /4/broadcasts/apps/<bundle>"))
@@ -107,6 +110,24 @@ enum APNsProxyGate {
             if header.name.hasPrefix("apns-") { recorded.append((header.name, header.value)) }
         }
         return .success(ForwardPlan(app: key.app, path: path, token: token, forwarded: forwarded, recorded: recorded))
+    }
+
+    /// The first `apns-*` header, or `x-ledger-key`, sent more than once. The gate checks one value (the key,
+    /// the topic) and the ledger records one (`apns-id`, `apns-push-type`…), while APNs may act on another: a
+    /// push with two of them is refused rather than guessed at.
+    static func repeatedHeader(in headers: HPACKHeaders) -> String? {
+        var seen: Set<String> = []
+        for header in headers where header.name.hasPrefix("apns-") || header.name == keyHeader {
+            guard seen.insert(header.name).inserted else { return header.name }
+        }
+        return nil
+    }
+
+    /// `TopicNotKeyApp` when `topic` (minus ``liveActivitySuffix``) is not the key's app.
+    private static func otherApp(topic: String, key: APIKey) -> ProxyRefusal? {
+        let bundle = topic.hasSuffix(liveActivitySuffix) ? String(topic.dropLast(liveActivitySuffix.count)) : topic
+        guard bundle != key.app else { return nil }
+        return ProxyRefusal(403, "TopicNotKeyApp", "apns-topic names \(bundle), but the x-ledger-key is for another app")
     }
 
     static func isToken(_ token: Substring) -> Bool {

@@ -143,9 +143,10 @@ struct PushReply {
 
 /// curl as a push library: HTTP/2 with prior knowledge to the cleartext proxy, or HTTP/2 over TLS.
 enum PushClient {
+    /// - Parameter repeated: headers sent after `headers`, in order, a name possibly more than once.
     static func push(
-        port: Int, path: String, headers: [String: String], body: String, caCertificate: String? = nil,
-        directory: TemporaryDirectory
+        port: Int, path: String, headers: [String: String], repeated: [(String, String)] = [], body: String,
+        caCertificate: String? = nil, directory: TemporaryDirectory
     ) async throws -> PushReply {
         let name = UUID().uuidString.prefix(8)
         let headerFile = directory.file("h-\(name)"), bodyFile = directory.file("b-\(name)")
@@ -155,7 +156,8 @@ enum PushClient {
         } else {
             arguments += ["--http2-prior-knowledge"]
         }
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { arguments += ["-H", "\(name): \(value)"] }
+        let sent = headers.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) } + repeated
+        for (name, value) in sent { arguments += ["-H", "\(name): \(value)"] }
         let scheme = caCertificate == nil ? "http" : "https"
         arguments.append("\(scheme)://127.0.0.1:\(port)\(path)")
         let start = ContinuousClock.now

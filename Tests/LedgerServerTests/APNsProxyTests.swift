@@ -146,6 +146,49 @@ struct APNsProxyTests {
         #expect(try harness.fake.received().isEmpty, "a refused push reached APNs")
     }
 
+    @Test("a repeated apns-topic or x-ledger-key is refused 400, and a broadcast whose topic is another app's 403; nothing is sent")
+    func repeatedHeadersAndBroadcastTopic() async throws {
+        let harness = try await H.start(prefix: "apns-repeat")
+        defer { harness.fake.stop() }
+        let (server, port) = try await harness.serve()
+        defer { server.stop() }
+        let other = "com.example.other.push-type.liveactivity"
+        let headers = H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key)
+        let cases: [(String, [String: String], [(String, String)], String, Int, String)] = [
+            (
+                "two topics, the key's app's first", headers.filter { $0.key != "apns-topic" },
+                [("apns-topic", H.topic), ("apns-topic", other)], "/3/device/a0b1c2d3", 400, "RepeatedHeader"
+            ),
+            (
+                "two ledger keys", headers.filter { $0.key != "x-ledger-key" },
+                [("x-ledger-key", harness.keyed.key), ("x-ledger-key", "al_other")], "/3/device/a0b1c2d3", 400,
+                "RepeatedHeader"
+            ),
+            (
+                "two apns-ids", headers.filter { $0.key != "apns-id" },
+                [("apns-id", UUID().uuidString), ("apns-id", UUID().uuidString)], "/3/device/a0b1c2d3", 400,
+                "RepeatedHeader"
+            ),
+            (
+                "a broadcast of the key's app with another app's topic",
+                H.pushHeaders(apnsID: UUID().uuidString, key: harness.keyed.key, topic: other), [],
+                "/4/broadcasts/apps/\(H.app)", 403, "TopicNotKeyApp"
+            ),
+        ]
+        for (name, headers, repeated, path, status, reason) in cases {
+            let reply = try await PushClient.push(
+                port: port, path: path, headers: headers, repeated: repeated, body: H.update(eta: 1),
+                directory: harness.directory)
+            #expect(reply.status == status, "\(name)")
+            let body = try JSONParser.parse(reply.body)
+            #expect(body["reason"]?.stringValue == reason, "\(name)")
+            if let header = repeated.first?.0 {
+                #expect(body["message"]?.stringValue?.contains(header) == true, "\(name)")
+            }
+        }
+        #expect(try harness.fake.received().isEmpty, "a refused push reached APNs")
+    }
+
     @Test("a key revoked while serve runs stops working at the proxy within a second")
     func revocation() async throws {
         let harness = try await H.start(prefix: "apns-revoke")
