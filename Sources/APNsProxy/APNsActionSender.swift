@@ -160,7 +160,7 @@ public struct APNsActionSender: Sendable {
         let exchange = ProxiedExchange(
             app: app ?? "", at: at, token: token, headers: headers, body: action.payload.compactBytes,
             status: answer.status, apnsID: apnsID, answerBody: Array(buffer: answer.body))
-        guard case .object(var document)? = exchange.document().0 else { return outcome }
+        guard case .object(var document)? = try? exchange.document(token: token) else { return outcome }
         document["activity"] = .string(action.activity)
         _ = try await ledger.ingestAPNs(.object(document), app: app)
         let reason = (try? JSONParser.parse(Array(buffer: answer.body)))?["reason"]?.stringValue

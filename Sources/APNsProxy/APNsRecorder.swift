@@ -154,15 +154,8 @@ public final class APNsRecorder: Service, Sendable {
 
     @discardableResult
     private func record(_ exchange: ProxiedExchange) async -> Outcome {
-        let (document, problem) = exchange.document()
-        guard let document else {
-            finished(exchange)
-            metrics.unrecorded(.invalid)
-            log.error("invalid", "APNs exchange not recorded: \(problem ?? "")", metadata: ["ledger.app": .string(exchange.app)])
-            return .givenUp
-        }
         do {
-            _ = try await ledger.ingestAPNs(document, app: exchange.app)
+            try await ingest(exchange)
             finished(exchange)
             metrics.recorded()
             return .recorded
@@ -181,6 +174,20 @@ public final class APNsRecorder: Service, Sendable {
                 "storage", "APNs exchange not recorded yet (retrying): \(error)", metadata: ["ledger.app": .string(exchange.app)])
             hold(exchange, for: .storage)
             return .storage
+        }
+    }
+
+    /// Records `exchange` under the first spelling of its token the ledger knows
+    /// (``ProxiedExchange/tokenSpellings``); throws the last `notFound` when none is known.
+    private func ingest(_ exchange: ProxiedExchange) async throws {
+        let spellings = exchange.tokenSpellings
+        for (index, token) in spellings.enumerated() {
+            do {
+                _ = try await ledger.ingestAPNs(exchange.document(token: token), app: exchange.app)
+                return
+            } catch let error as LedgerError where error.code == .notFound && index < spellings.count - 1 {
+                continue
+            }
         }
     }
 

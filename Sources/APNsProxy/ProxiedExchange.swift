@@ -1,4 +1,5 @@
 import ActivityModel
+import Ledger
 
 /// One push the proxy forwarded and APNs' answer, as kept for recording (off the response path).
 struct ProxiedExchange: Sendable {
@@ -22,14 +23,27 @@ struct ProxiedExchange: Sendable {
 
     enum HeldFor: Sendable, Equatable { case unknownToken, storage }
 
-    /// The exchange in the shape `POST /v1/apns` takes, so that `Ledger.ingestAPNs` maps and validates it
-    /// exactly as it does that door's. Nil (with the reason) when the push body is not JSON: nothing to map.
-    func document() -> (JSONValue?, String?) {
+    /// The spellings of ``token`` to attribute the push by, in order. APNs tokens are hex, whose case APNs
+    /// ignores, while the ledger's token index matches a token exactly as the app reported it (most apps report
+    /// lower-case, `%02x`): lower-case first, then as sent, then upper-case. `[nil]` for a broadcast.
+    var tokenSpellings: [String?] {
+        guard let token else { return [nil] }
+        var spellings: [String] = []
+        for spelling in [token.lowercased(), token, token.uppercased()] where !spellings.contains(spelling) {
+            spellings.append(spelling)
+        }
+        return spellings
+    }
+
+    /// The exchange in the shape `POST /v1/apns` takes, with `token` (one of ``tokenSpellings``), so that
+    /// `Ledger.ingestAPNs` maps and validates it exactly as it does that door's.
+    /// - Throws: `LedgerError` `badInput` when the push body is not JSON: nothing to map.
+    func document(token: String?) throws -> JSONValue {
         let payload: JSONValue
         do {
             payload = try JSONParser.parse(body)
         } catch {
-            return (nil, "push body is not JSON: \(error)")
+            throw LedgerError(.badInput, "push body is not JSON: \(error)")
         }
         var headerObject = JSONObject()
         for header in headers { headerObject[header.name] = .string(header.value) }
@@ -48,6 +62,6 @@ struct ProxiedExchange: Sendable {
         exchange["at"] = .string(at.rfc3339)
         exchange["request"] = .object(request)
         exchange["response"] = .object(response)
-        return (.object(exchange), nil)
+        return .object(exchange)
     }
 }

@@ -189,6 +189,33 @@ struct APNsProxyTests {
         #expect(try harness.fake.received().isEmpty, "a refused push reached APNs")
     }
 
+    @Test("a token is attributed whatever its hex case: lower-case first, then as sent, then upper-case")
+    func tokenCase() async throws {
+        let harness = try await H.start(prefix: "apns-case")
+        defer { harness.fake.stop() }
+        try await harness.importEvents(
+            H.activity("RIDE-LOWER", token: "abcdef01aa") + H.activity("RIDE-UPPER", token: "ABCDEF02BB"))
+        let (server, port) = try await harness.serve()
+        defer { server.stop() }
+        let cases = [
+            ("RIDE-LOWER", "ABCDEF01AA", "abcdef01aa"), ("RIDE-LOWER", "AbCdEf01aA", "abcdef01aa"),
+            ("RIDE-UPPER", "abcdef02bb", "ABCDEF02BB"),
+        ]
+        for (activity, sent, held) in cases {
+            let apnsID = UUID().uuidString
+            let reply = try await PushClient.push(
+                port: port, path: "/3/device/\(sent)", headers: H.pushHeaders(apnsID: apnsID, key: harness.keyed.key),
+                body: H.update(eta: 2), directory: harness.directory)
+            #expect(reply.status == 200)
+            let logged = try #require(await harness.waitForEvent(H.pushEventID(apnsID)), "\(sent) not recorded")
+            #expect(logged.event.stream == .activity(activity))
+            guard case .push(let push) = logged.event.data else { continue }
+            #expect(push.token == held, "the push names the token as the ledger holds it")
+        }
+        // APNs got the path as sent.
+        #expect(try harness.fake.received().compactMap { $0["path"]?.stringValue }.contains("/3/device/ABCDEF01AA"))
+    }
+
     @Test("a key revoked while serve runs stops working at the proxy within a second")
     func revocation() async throws {
         let harness = try await H.start(prefix: "apns-revoke")
