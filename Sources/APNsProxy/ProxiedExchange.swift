@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Ledger
 
 /// One push the proxy forwarded and APNs' answer, as kept for recording (off the response path).
@@ -20,6 +21,9 @@ struct ProxiedExchange: Sendable {
     var generation: Int?
     /// Why it is held for another try.
     var heldFor: HeldFor?
+    /// This exchange among those sharing its `apns-id` (a retry after 429/5xx reuses it): minted when APNs
+    /// answered and journaled, so that a replay records the same event ids.
+    var key = CanonicalUUID.random()
 
     enum HeldFor: Sendable, Equatable { case unknownToken, storage }
 
@@ -51,17 +55,47 @@ struct ProxiedExchange: Sendable {
         if let token { request["token"] = .string(token) }
         request["headers"] = .object(headerObject)
         request["payload"] = payload
-        var response = JSONObject()
+        var response = answer()
         response["status"] = .int(Int64(status))
         if let apnsID { response["apnsId"] = .string(apnsID) }
-        if !answerBody.isEmpty, let answer = try? JSONParser.parse(answerBody) {
-            if let reason = answer["reason"] { response["reason"] = reason }
-            if let timestamp = answer["timestamp"] { response["timestamp"] = timestamp }
-        }
         var exchange = JSONObject()
         exchange["at"] = .string(at.rfc3339)
         exchange["request"] = .object(request)
         exchange["response"] = .object(response)
         return .object(exchange)
+    }
+
+    /// What of APNs' error body is recorded: `reason` and the 410 `timestamp`.
+    private func answer() -> JSONObject {
+        var fields = JSONObject()
+        if !answerBody.isEmpty, let answer = try? JSONParser.parse(answerBody) {
+            if let reason = answer["reason"] { fields["reason"] = reason }
+            if let timestamp = answer["timestamp"] { fields["timestamp"] = timestamp }
+        }
+        return fields
+    }
+
+    /// The events `Ledger.ingestAPNs` would append for this exchange in `activity`, with the ids given: for an
+    /// exchange whose `apns-id` is recorded already, which that door cannot tell apart (it derives ids from
+    /// `apns-id` alone). The same mapping and the same fields as ``document(token:)``.
+    func events(token: String?, activity: String?, contentID: String, pushID: String) throws -> [LedgerEvent] {
+        guard case .object(let document) = try document(token: token),
+            let request = document["request"], let response = document["response"]
+        else { return [] }
+        var headers: [String: String] = [:]
+        for header in self.headers { headers[header.name] = header.value }
+        var body = JSONObject()
+        if let reason = response["reason"] { body["reason"] = reason }
+        if let timestamp = response["timestamp"] { body["timestamp"] = timestamp }
+        let path = token.map { "/3/device/\($0)" }
+        let answerHeaders = apnsID.map { ["apns-id": $0] } ?? [:]
+        do {
+            return try APNsMapping.events(
+                request: APNsRequest(path: path, headers: headers, body: request["payload"] ?? .null),
+                response: APNsResponse(status: status, headers: answerHeaders, body: body.isEmpty ? nil : .object(body)),
+                activity: activity, at: at, eventID: contentID, pushID: pushID)
+        } catch {
+            throw LedgerError(.badInput, error.description, field: error.field)
+        }
     }
 }

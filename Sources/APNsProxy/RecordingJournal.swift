@@ -1,5 +1,6 @@
 import ActivityModel
 import Foundation
+import Ledger
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,7 +17,8 @@ import Synchronization
 /// is truncated (the current one) or removed (an older one, after the current one grew past `rotateBytes`); a file
 /// with any unfinished line is kept and replayed whole, which re-records nothing (see below).
 /// Exchanges still held for an unknown token at shutdown stay in the journal and are held again after a restart
-/// (their hold counts from the push's time). Replaying is idempotent: event ids derive from `apns-id`.
+/// (their hold counts from the push's time). Replaying is idempotent: event ids derive from `apns-id` (and, for
+/// an exchange sharing its `apns-id` with another, from the exchange's journaled `key`).
 final class RecordingJournal: Sendable {
     private struct State {
         var generation: Int
@@ -141,7 +143,7 @@ final class RecordingJournal: Sendable {
 }
 
 extension ProxiedExchange {
-    /// `{"app","at","token","headers":[[name,value]…],"body","status","apnsId","answer"}`, bodies in base64.
+    /// `{"app","at","token","headers":[[name,value]…],"body","status","apnsId","answer","key"}`, bodies in base64.
     func journalLine() -> [UInt8] {
         var object = JSONObject()
         object["app"] = .string(app)
@@ -152,6 +154,7 @@ extension ProxiedExchange {
         object["status"] = .int(Int64(status))
         if let apnsID { object["apnsId"] = .string(apnsID) }
         object["answer"] = .string(Data(answerBody).base64EncodedString())
+        object["key"] = .string(key)
         return JSONValue.object(object).compactBytes
     }
 
@@ -171,6 +174,8 @@ extension ProxiedExchange {
                 else { return nil }
                 return (name, value)
             },
-            body: Array(body), status: Int(status), apnsID: value["apnsId"]?.stringValue, answerBody: Array(answer))
+            body: Array(body), status: Int(status), apnsID: value["apnsId"]?.stringValue, answerBody: Array(answer),
+            // A line of a version without keys: one derived from the line, the same at every replay.
+            key: value["key"]?.stringValue ?? DerivedID.uuid("journal:" + String(decoding: line, as: UTF8.self)))
     }
 }

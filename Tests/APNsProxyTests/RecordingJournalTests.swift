@@ -29,6 +29,18 @@ struct RecordingJournalTests {
         #expect(read.headers.map(\.name) == original.headers.map(\.name))
         #expect(read.headers.map(\.value) == original.headers.map(\.value))
         #expect(read.status == 410 && read.apnsID == "ID-1")
+        #expect(read.key == original.key, "a replay must record the same event ids")
+    }
+
+    @Test("a line without a key (an older journal) reads back with the same derived key every time")
+    func keylessLine() throws {
+        var object = try JSONParser.parse(Self.exchange(2).journalLine())
+        guard case .object(var members) = object else { throw APNsProxyError(.configuration, "not an object") }
+        members["key"] = nil
+        object = .object(members)
+        let first = try ProxiedExchange(journalLine: object.compactBytes)
+        let again = try ProxiedExchange(journalLine: object.compactBytes)
+        #expect(first.key == again.key && first.key != Self.exchange(2).key)
     }
 
     @Test("what was not finished is recovered by the next journal; finished files are truncated or removed")

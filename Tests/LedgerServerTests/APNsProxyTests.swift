@@ -95,6 +95,38 @@ struct APNsProxyTests {
         #expect(try await H.metric("apns_proxy_recorded_total", port: server.port) == 4)
     }
 
+    @Test("a retry reusing apns-id (429, then 200) is a second push of the same update, accepted; another push is its own")
+    func retryReusingAPNsID() async throws {
+        let harness = try await H.start(prefix: "apns-retry")
+        defer { harness.fake.stop() }
+        let slow = Self.tokens["RIDE-SLOW"]!, ok = Self.tokens["RIDE-OK"]!
+        // One activity with two tokens: the fake answers the first 429 and the second 200.
+        let at = Int64(Date().timeIntervalSince1970) - 30
+        try await harness.importEvents(
+            H.activity("RIDE-R", token: slow) + [
+                #"{"stream":"activity:RIDE-R","type":"token","at":\#(at),"data":{"token":"\#(ok)"}}"#
+            ])
+        let (server, port) = try await harness.serve()
+        defer { server.stop() }
+        let apnsID = "aaaaaaaa-2222-3333-4444-555555555555"
+        let body = H.update(eta: 3)
+        var statuses: [Int] = []
+        for (token, body) in [(slow, body), (ok, body), (ok, H.update(eta: 7))] {
+            let reply = try await PushClient.push(
+                port: port, path: "/3/device/\(token)", headers: H.pushHeaders(apnsID: apnsID, key: harness.keyed.key),
+                body: body, directory: harness.directory)
+            statuses.append(reply.status)
+        }
+        #expect(statuses == [429, 200, 200])
+        let recorded = try await APNsProxyRecordingTests.waitForMetric(
+            "apns_proxy_recorded_total", port: server.port, atLeast: 3)
+        #expect(recorded)
+        #expect(try await H.metric(#"apns_proxy_unrecorded_total{reason="invalid"}"#, port: server.port) == 0)
+        let audit = try await harness.openLedger().audit(activity: "RIDE-R", app: H.app)
+        #expect(audit.deliveries.map(\.verdict) == [.accepted, .accepted])
+        #expect(audit.deliveries.map(\.pushes.count) == [2, 1])
+    }
+
     @Test("a caller without an ingest key of the topic's app is refused and nothing is sent upstream")
     func refusals() async throws {
         let harness = try await H.start(prefix: "apns-refuse")
@@ -146,7 +178,7 @@ struct APNsProxyTests {
         #expect(try harness.fake.received().isEmpty, "a refused push reached APNs")
     }
 
-    @Test("a repeated apns-topic or x-ledger-key is refused 400, and a broadcast whose topic is another app's 403; nothing is sent")
+    @Test("a repeated apns-topic or x-ledger-key is refused 400, a broadcast with another app's topic 403; nothing is sent")
     func repeatedHeadersAndBroadcastTopic() async throws {
         let harness = try await H.start(prefix: "apns-repeat")
         defer { harness.fake.stop() }
