@@ -21,6 +21,7 @@ public final class APNsProxyMetrics: Sendable {
     private let recordedCounter: CoreMetrics.Counter
     private let upstreamFailures: CoreMetrics.Counter
     private let recordFailures: CoreMetrics.Counter
+    private let unusableTimestamps: CoreMetrics.Counter
     private let held: CoreMetrics.Recorder
 
     public init(factory: any MetricsFactory) {
@@ -35,6 +36,7 @@ public final class APNsProxyMetrics: Sendable {
         upstreamFailures = CoreMetrics.Counter(label: "apns_proxy_upstream_failures_total", factory: factory)
         recordFailures = CoreMetrics.Counter(
             label: "apns_proxy_record_failures_total", dimensions: [("reason", "storage")], factory: factory)
+        unusableTimestamps = CoreMetrics.Counter(label: "apns_proxy_unusable_timestamps_total", factory: factory)
         held = CoreMetrics.Recorder(label: "apns_proxy_unattributed_held", aggregate: false, factory: factory)
     }
 
@@ -55,5 +57,7 @@ public final class APNsProxyMetrics: Sendable {
     /// One attempt to record failed in storage (it is tried again).
     func recordFailed() { recordFailures.increment() }
     func unrecorded(_ reason: Unrecorded) { unrecorded[reason]?.increment() }
+    /// A push recorded without APNs' `timestamp`, which was no usable time.
+    func unusableTimestamp() { unusableTimestamps.increment() }
     func holding(_ count: Int) { held.record(count) }
 }

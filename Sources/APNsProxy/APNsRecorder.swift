@@ -158,6 +158,14 @@ public final class APNsRecorder: Service, Sendable {
             try await ingest(exchange)
             finished(exchange)
             metrics.recorded()
+            if exchange.unusableTimestamp {
+                metrics.unusableTimestamp()
+                log.error(
+                    "unusableTimestamp",
+                    "APNs answered \(exchange.status) with a timestamp that is no time (recorded without it): "
+                        + String(decoding: exchange.answerBody.prefix(200), as: UTF8.self),
+                    metadata: ["ledger.app": .string(exchange.app)])
+            }
             return .recorded
         } catch let error as LedgerError where error.code == .notFound && exchange.token != nil {
             hold(exchange, for: .unknownToken)

@@ -70,9 +70,36 @@ struct ProxiedExchange: Sendable {
         var fields = JSONObject()
         if !answerBody.isEmpty, let answer = try? JSONParser.parse(answerBody) {
             if let reason = answer["reason"] { fields["reason"] = reason }
-            if let timestamp = answer["timestamp"] { fields["timestamp"] = timestamp }
+            if let timestamp = answer["timestamp"].flatMap(Self.milliseconds) { fields["timestamp"] = .int(timestamp) }
         }
         return fields
+    }
+
+    /// APNs' answer has a `timestamp` that is no time the ledger can hold: the push is recorded without it, so
+    /// the token dies at the push's time (SPEC §4), and the recorder counts and logs it.
+    var unusableTimestamp: Bool {
+        guard !answerBody.isEmpty, let timestamp = (try? JSONParser.parse(answerBody))?["timestamp"] else {
+            return false
+        }
+        return Self.milliseconds(timestamp) == nil
+    }
+
+    /// A 410 `timestamp` as Unix milliseconds, the form the mapping reads: APNs' integer; a fraction cut to the
+    /// millisecond; an RFC 3339 string (SPEC §3 allows both forms). Nil outside the years 0000–9999 or not a time.
+    static func milliseconds(_ timestamp: JSONValue) -> Int64? {
+        let milliseconds: Int64?
+        switch timestamp {
+        case .number(let number):
+            // A fraction is cut to the millisecond; 1e17 bounds the conversion (the range check follows).
+            let double = number.doubleValue
+            let cut = double.isFinite && abs(double) < 1e17 ? Int64(double.rounded(.down)) : nil
+            milliseconds = number.int64Value ?? cut
+        case .string(let text):
+            milliseconds = Instant(rfc3339: text)?.milliseconds
+        default:
+            milliseconds = nil
+        }
+        return milliseconds.flatMap { Instant(unixMilliseconds: JSONNumber(literal: String($0)))?.milliseconds }
     }
 
     /// The events `Ledger.ingestAPNs` would append for this exchange in `activity`, with the ids given: for an
