@@ -127,7 +127,8 @@ enum APNsProxyGate {
     private static func otherApp(topic: String, key: APIKey) -> ProxyRefusal? {
         let bundle = topic.hasSuffix(liveActivitySuffix) ? String(topic.dropLast(liveActivitySuffix.count)) : topic
         guard bundle != key.app else { return nil }
-        return ProxyRefusal(403, "TopicNotKeyApp", "apns-topic names \(bundle), but the x-ledger-key is for another app")
+        return ProxyRefusal(
+            403, "TopicNotKeyApp", "apns-topic names \(bundle), but the x-ledger-key is for another app")
     }
 
     static func isToken(_ token: Substring) -> Bool {
