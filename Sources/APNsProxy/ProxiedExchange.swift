@@ -116,10 +116,11 @@ struct ProxiedExchange: Sendable {
         if let timestamp = response["timestamp"] { body["timestamp"] = timestamp }
         let path = token.map { "/3/device/\($0)" }
         let answerHeaders = apnsID.map { ["apns-id": $0] } ?? [:]
+        let errorBody: JSONValue? = body.isEmpty ? nil : .object(body)
         do {
             return try APNsMapping.events(
                 request: APNsRequest(path: path, headers: headers, body: request["payload"] ?? .null),
-                response: APNsResponse(status: status, headers: answerHeaders, body: body.isEmpty ? nil : .object(body)),
+                response: APNsResponse(status: status, headers: answerHeaders, body: errorBody),
                 activity: activity, at: at, eventID: contentID, pushID: pushID)
         } catch {
             throw LedgerError(.badInput, error.description, field: error.field)

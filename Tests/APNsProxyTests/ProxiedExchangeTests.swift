@@ -36,7 +36,9 @@ struct ProxiedExchangeTests {
 
     @Test(
         "a 410 timestamp that is no time the ledger holds is left out, and flagged to be counted and logged",
-        arguments: [#"1e300"#, #"-1e20"#, #"253402300800000"#, #""yesterday""#, #"true"#, #"{"ms":1}"#, #""1763672400250""#])
+        arguments: [
+            #"1e300"#, #"-1e20"#, #"253402300800000"#, #""yesterday""#, #"true"#, #"{"ms":1}"#, #""1763672400250""#,
+        ])
     func unusableTimestamps(timestamp: String) throws {
         let exchange = Self.gone(#"{"reason":"Unregistered","timestamp":\#(timestamp)}"#)
         #expect(try Self.recorded(exchange) == nil)
