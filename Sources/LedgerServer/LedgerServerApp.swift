@@ -99,10 +99,11 @@ public enum LedgerServerApp: Sendable {
             ledger: ledger, configuration: configuration, metrics: metrics,
             logger: logger
         )
-        if configuration.rawAppends {
-            // Innermost, so that it runs behind everything above; routes take the middleware added before them.
-            router.add(middleware: RawAppendMiddleware(api: api, maxBodyBytes: configuration.maxBodyBytes))
-        }
+        // Innermost, so that it runs behind everything above; routes take the middleware added before them. With
+        // `rawAppends` off it only refuses a key given twice, as it does before handing any body on.
+        router.add(
+            middleware: RawAppendMiddleware(
+                api: api, maxBodyBytes: configuration.maxBodyBytes, serveRaw: configuration.rawAppends))
         // Compact JSON, `/` unescaped, for what the generated layer still writes itself (errors it raises); the
         // ledger's answers are the bytes it rendered (RenderedDocument).
         WebRoutes.add(to: router, routes: declared)

@@ -23,6 +23,24 @@ struct BadInputTests {
         #expect(try service.storedIDs().isEmpty)
     }
 
+    @Test("a key given twice in an appended event is 400 naming it, and nothing is written")
+    func repeatedKey() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let single = try await client.post(
+                "/v1/events", key: service.ingest,
+                #"{"stream":"activity:R1","stream":"activity:R2","type":"dismiss","at":1,"data":{"by":"user"}}"#)
+            #expect(single.status == 400)
+            #expect(single.errorField == "stream")
+            let dismiss = #"{"stream":"activity:R1","type":"dismiss","at":1,"data":{"by":"user","by":"system"}}"#
+            let batch = try await client.post(
+                "/v1/batches", key: service.ingest, #"{"events":[\#(Sample.request("R1")),\#(dismiss)]}"#)
+            #expect(batch.status == 400)
+            #expect(batch.errorField == "events[1].data.by")
+        }
+        #expect(try service.storedIDs().isEmpty)
+    }
+
     @Test("malformed JSON is 400 malformedJSON")
     func malformedJSON() async throws {
         let service = try TestService()

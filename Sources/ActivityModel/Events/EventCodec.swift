@@ -1,8 +1,9 @@
 /// The interchange JSON of events (SPEC §2) and the Ledger's storage form.
 ///
 /// Decoding refuses malformed JSON, unknown types, missing required fields, wrong field types, unknown enum
-/// values and streams that do not fit the type, with an `EventDecodingError` naming the field. Unknown extra
-/// fields are ignored (forward compatibility); JSON `null` counts as absent for optional fields.
+/// values, streams that do not fit the type and a key given twice in an object (interchange JSON only: the storage
+/// form is the ledger's own), with an `EventDecodingError` naming the field. Unknown extra fields are ignored
+/// (forward compatibility); JSON `null` counts as absent for optional fields.
 public enum EventCodec: Sendable {
     /// One interchange JSON object (a JSON Lines line or an HTTP body element) → event.
     public static func decode(_ json: some Collection<UInt8>) throws(EventDecodingError) -> LedgerEvent {
@@ -23,6 +24,12 @@ public enum EventCodec: Sendable {
 
     public static func decode(_ value: JSONValue) throws(EventDecodingError) -> LedgerEvent {
         let root = try FieldReader(value, path: "")
+        // A key given twice means one thing to this reader (the first) and another to most (the last).
+        if let repeated = value.firstRepeatedKey() {
+            throw EventDecodingError(
+                code: .wrongType, field: repeated, expected: "each key once in an object (RFC 7493)",
+                found: "the key given twice")
+        }
         let typeValue = try root.required("type", expected: FieldReader.oneOf(EventType.self))
         guard case .string(let typeName) = typeValue else {
             throw root.wrong("type", FieldReader.oneOf(EventType.self), typeValue)

@@ -7,6 +7,11 @@ extension DeviceSnapshot {
 
     public static func decode(_ value: JSONValue) throws(EventDecodingError) -> DeviceSnapshot {
         let root = try FieldReader(value, path: "")
+        if let repeated = value.firstRepeatedKey() {
+            throw EventDecodingError(
+                code: .wrongType, field: repeated, expected: "each key once in an object (RFC 7493)",
+                found: "the key given twice")
+        }
         let installation = try root.name("installation")
         let at = try root.instant("at")
         let list = try root.required("activities", expected: "an array")

@@ -30,8 +30,11 @@ public struct TruthItem: Hashable, Sendable {
         } catch {
             throw LedgerError(.badInput, "not JSON: \(error)", line: number)
         }
-        guard value.objectValue != nil else {
+        guard let object = value.objectValue else {
             throw LedgerError(.badInput, "expected an object, got \(value.kindName)", line: number)
+        }
+        for key in Self.knownKeys where object.members.lazy.filter({ $0.key == key }).count > 1 {
+            throw LedgerError(.badInput, "field \(key): given twice (each key once, RFC 7493)", line: number, field: key)
         }
         guard let activity = value["activity"]?.stringValue, !activity.isEmpty else {
             throw LedgerError(.badInput, "field activity: expected a non-empty string", line: number, field: "activity")
@@ -62,7 +65,56 @@ public struct TruthItem: Hashable, Sendable {
         // `.none`, not `nil`: JSONValue is itself nil-literal expressible, and a bare `nil` here was JSON null, so
         // `"state": null` (no opinion) was judged as the state `null` (a drift "fixed" by an update to null).
         let state = value["state"].flatMap { $0.isNull ? Optional<JSONValue>.none : $0 }
+        if let state { try Self.check(state: state, line: number) }
         self.init(activity: activity, state: state, done: done, at: at, line: number)
+    }
+
+    /// The keys a truth line gives meaning to: each at most once (a reader taking the first `done` and one taking
+    /// the last would judge the activity differently).
+    static let knownKeys = ["activity", "state", "done", "at"]
+
+    /// A state is a content-state: an object, each key once, whose numbers the push it may become carries as
+    /// given. Found: `{"x":1e999}` became `{"x":0}` in a drift's update payload (the comparison's canonical form,
+    /// which holds numbers as doubles), and a state `"s"` or `[1,2]` became an update ActivityKit cannot decode.
+    private static func check(state: JSONValue, line: Int) throws {
+        guard state.objectValue != nil else {
+            throw LedgerError(
+                .badInput, "field state: expected an object (a content-state) or null, got \(state.kindName)", line: line,
+                field: "state")
+        }
+        if let repeated = state.firstRepeatedKey(path: "state") {
+            throw LedgerError(.badInput, "field \(repeated): given twice (each key once, RFC 7493)", line: line, field: repeated)
+        }
+        if let (path, literal) = outOfRange(state, path: "state") {
+            throw LedgerError(
+                .badInput, "field \(path): the number \(literal) is out of range (a finite double or a 64-bit integer)",
+                line: line, field: path)
+        }
+    }
+
+    /// The first number of `value` that a double or a 64-bit integer cannot carry (what the canonical form and the
+    /// payload built from it hold): it overflows, underflows to zero, or is an integer literal past 64 bits.
+    private static func outOfRange(_ value: JSONValue, path: String) -> (String, String)? {
+        switch value {
+        case .null, .bool, .string: return nil
+        case .number(let number):
+            let text = number.text
+            guard let double = Double(text), double.isFinite else { return (path, text) }
+            let mantissa = text.prefix { $0 != "e" && $0 != "E" }
+            if double == 0, mantissa.contains(where: { ("1"..."9").contains($0) }) { return (path, text) }
+            if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), Int64(text) == nil { return (path, text) }
+            return nil
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let found = outOfRange(item, path: "\(path)[\(index)]") { return found }
+            }
+            return nil
+        case .object(let object):
+            for member in object.members {
+                if let found = outOfRange(member.value, path: "\(path).\(member.key)") { return found }
+            }
+            return nil
+        }
     }
 }
 
@@ -109,6 +161,8 @@ extension TruthItem {
                 guard !sawState else { throw UnusualPayload() }
                 sawState = true
                 if try !scanner.null() {
+                    // A state is an object; anything else is refused by the full parse.
+                    guard scanner.current == UInt8(ascii: "{") else { throw UnusualPayload() }
                     let start = scanner.index
                     try CanonicalJSON.consumeCanonical(&scanner)
                     state = start..<scanner.index

@@ -59,6 +59,11 @@ struct RawAppendBody: Sendable {
         return .some(version)
     }
 
+    /// The path of the first key `body` gives twice in one object (`events[1].data.by`), when it is JSON.
+    static func repeatedKey(_ body: ByteBuffer) -> String? {
+        parse(body)?.firstRepeatedKey()
+    }
+
     private static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {
         body.withUnsafeReadableBytes { bytes in try? JSONParser.parse(bytes) }
     }

@@ -16,9 +16,14 @@ import NIOCore
 /// unusual query, malformed or schema-violating JSON — is handed unchanged to the generated handler, which
 /// answers exactly as it always did. The OpenAPI document stays the contract; this is only a faster way
 /// to serve its happy path and its ledger-level refusals (409, 422).
+///
+/// It also refuses, whichever way the request is then served, a body that gives a key twice in one object
+/// (RFC 7493): the generated decoder keeps one of the two values, the ledger's reader another, a client a third.
+/// With `serveRaw` false (`rawAppends` off) that check is all it does.
 struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
     let api: LedgerAPI
     let maxBodyBytes: Int
+    var serveRaw = true
 
     private enum Route {
         case event, batch
@@ -36,6 +41,7 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         let body = try await request.collectBody(upTo: maxBodyBytes)
         let parsed: RawAppendBody?
         switch route {
+        case _ where !serveRaw: parsed = nil
         case .event:
             parsed = RawAppendBody.expectedVersion(query: request.uri.query).flatMap {
                 RawAppendBody.single(body, expectedVersion: $0)
@@ -43,7 +49,15 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         case .batch:
             parsed = (request.uri.query ?? "").isEmpty ? RawAppendBody.batch(body) : nil
         }
-        guard let parsed else { return try await next(request, context) }
+        guard let parsed else {
+            // The generated decoder would keep one of a key's two values: refused here, naming it (RFC 7493).
+            if let repeated = RawAppendBody.repeatedKey(body) {
+                throw APIError.badRequest(
+                    "field '\(repeated)': expected each key once in an object (RFC 7493), got the key given twice",
+                    field: repeated)
+            }
+            return try await next(request, context)
+        }
         let outcomes = try await api.append(parsed, singleEvent: route == .event)
         let document = route == .event ? outcomes[0].json : AppendOutcome.batchJSON(outcomes)
         return Response(
