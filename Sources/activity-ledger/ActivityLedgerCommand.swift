@@ -30,7 +30,7 @@ struct ActivityLedgerCommand: AsyncParsableCommand {
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
             let help = helpCommandName(for: error)
-            FileHandle.standardError.write(Data("activity-ledger: \(message(for: error)) (see '\(help) --help')\n".utf8))
+            printFailure("\(message(for: error)) (see '\(help) --help')")
             Foundation.exit(Exit.badInput)
         }
     }

@@ -49,8 +49,41 @@ func reportFailure(_ error: any Error, db: String?) -> ExitCode {
         return (try? PostgresURL(url).redacted) ?? "the PostgreSQL URL"
     }
     if code == Exit.storage, let shown, !message.contains(shown) { message = "\(shown): \(message)" }
-    FileHandle.standardError.write(Data("activity-ledger: \(message)\n".utf8))
+    printFailure(message)
     return ExitCode(code)
+}
+
+/// Prints `activity-ledger: <message>` on stderr as one line: the message often echoes input (an event type, an id,
+/// a path), so its control characters are escaped (``escapingControls(_:)``) rather than printed.
+func printFailure(_ message: String) {
+    FileHandle.standardError.write(Data("activity-ledger: \(escapingControls(message))\n".utf8))
+}
+
+/// `text` with C0 controls, DEL, C1 controls and the Unicode line and paragraph separators written as escapes
+/// (`\n`, `\r`, `\t`, else `\u001B`), so it prints on one line and shows what was sent.
+func escapingControls(_ text: String) -> String {
+    func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    var escaped = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        guard isControl(scalar) else {
+            escaped.append(scalar)
+            continue
+        }
+        let written: String
+        switch scalar {
+        case "\n": written = "\\n"
+        case "\r": written = "\\r"
+        case "\t": written = "\\t"
+        default:
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            written = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
+        escaped.append(contentsOf: written.unicodeScalars)
+    }
+    return String(escaped)
 }
 
 extension GlobalOptions {

@@ -32,8 +32,7 @@ struct Export: AsyncParsableCommand {
             var skipped = 0
             let undecodable = { (position: Int64, error: LedgerError) in
                 skipped += 1
-                FileHandle.standardError.write(
-                    Data("activity-ledger: warning: position \(position) does not decode; skipped: \(error.message)\n".utf8))
+                printFailure("warning: position \(position) does not decode; skipped: \(error.message)")
             }
             let ledger = try await options.openLedger(readOnly: true)
             let sink = try LineSink(path: out)
@@ -47,8 +46,7 @@ struct Export: AsyncParsableCommand {
             try sink.close()
             progress.finish()
             if skipped > 0 {
-                FileHandle.standardError.write(
-                    Data("activity-ledger: warning: \(skipped) stored events do not decode and were not exported\n".utf8))
+                printFailure("warning: \(skipped) stored events do not decode and were not exported")
             }
             if out != nil {
                 if options.json { printJSON(["events": .int(written)]) } else { print("exported \(written) events") }

@@ -62,7 +62,7 @@ extension APNsActionSender {
         } catch let error as APNsProxyError {
             try? await client.shutdown()
             printReport()
-            FileHandle.standardError.write(Data("activity-ledger: \(error.message)\n".utf8))
+            printFailure(error.message)
             throw ExitCode(Exit.storage)
         } catch {
             try? await client.shutdown()

@@ -46,8 +46,7 @@ struct Verify: AsyncParsableCommand {
             }
             if !report.ok {
                 if !options.json {
-                    FileHandle.standardError.write(Data(
-                        "activity-ledger: verify failed at position \(report.firstBadPosition ?? 0)\n".utf8))
+                    printFailure("verify failed at position \(report.firstBadPosition ?? 0)")
                 }
                 throw ExitCode(2)
             }
