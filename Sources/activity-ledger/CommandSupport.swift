@@ -161,8 +161,13 @@ func parseTime(_ text: String, option: String) throws -> Instant {
 }
 
 func printJSON(_ value: JSONValue) {
+    FileHandle.standardOutput.write(Data((jsonText(value) + "\n").utf8))
+}
+
+/// `value` as compact JSON, by ActivityModel's writer.
+func jsonText(_ value: JSONValue) -> String {
     var writer = JSONWriter()
     writer.write(value)
-    FileHandle.standardOutput.write(Data(writer.bytes + [UInt8(ascii: "\n")]))
+    return String(decoding: writer.bytes, as: UTF8.self)
 }
 

@@ -64,6 +64,113 @@ struct CLIOutputSafetyTests {
             && !result.stderr.dropLast().contains(where: { $0.isNewline || $0 == "\u{1B}" || $0 == "\0" })
     }
 
+    @Test(
+        "a FIFO given to --out or --actions is written into and stays a FIFO",
+        arguments: ["export", "report", "nightly"])
+    func fifoStaysAFIFO(command: String) throws {
+        try imported()
+        let fifo = directory.file("pipe-\(command)")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Open for reading first (without blocking), so the command's open finds a reader; the outputs fit in the
+        // pipe's buffer. A command that replaced the FIFO leaves this end empty rather than hanging the test.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        let result = try cli(writing(command, to: fifo))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(fileType(fifo) == S_IFIFO)
+        var received = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while case let count = read(reader, &chunk, chunk.count), count > 0 { received += chunk[..<count] }
+        let text = String(decoding: received, as: UTF8.self)
+        switch command {
+        case "export":
+            #expect(text == (try cli("export", "--db", db).stdout) && text.split(separator: "\n").count == 5)
+        case "report": #expect(text.hasPrefix("<!doctype html>"), "\(text.prefix(80))")
+        default: #expect(text.contains(#""action":"end""#), "\(text)")
+        }
+    }
+
+    @Test("a symlink given to --out is kept; the file it points to is replaced, or made when it dangles",
+        arguments: ["export", "report", "nightly"])
+    func symlinkIsFollowed(command: String) throws {
+        try imported()
+        let target = directory.file("target-\(command)")
+        try "old\n".write(toFile: target, atomically: true, encoding: .utf8)
+        let link = directory.file("link-\(command)")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "target-\(command)")
+        let result = try cli(writing(command, to: link))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(fileType(link) == S_IFLNK)
+        #expect(fileType(target) == S_IFREG)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) != "old\n")
+
+        let dangling = directory.file("dangling-\(command)")
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: "made-\(command)")
+        #expect(try cli(writing(command, to: dangling)).status == 0)
+        #expect(fileType(dangling) == S_IFLNK)
+        #expect(fileType(directory.file("made-\(command)")) == S_IFREG)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("partial") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("--out >(…) of a shell's process substitution is written through its /dev/fd descriptor")
+    func processSubstitution() throws {
+        try imported()
+        let binary = try #require(CommandRunner("activity-ledger")).executable.path
+        let copy = directory.file("through-fd.jsonl")
+        let script = #""$0" export --db "$1" --out >(cat > "$2"); status=$?; wait $!; exit $status"#
+        let shell = CommandRunner(executable: URL(fileURLWithPath: "/bin/bash"))
+        let result = try shell.run(["-c", script, binary, db, copy])
+        #expect(result.status == 0, "\(result.stderr)")
+        let written = try String(contentsOfFile: copy, encoding: .utf8)
+        #expect(written == (try cli("export", "--db", db).stdout) && written.split(separator: "\n").count == 5)
+    }
+
+    @Test("--out - is standard output (export's lines, report's page)")
+    func dashIsStandardOutput() throws {
+        try imported()
+        let exported = try cli(in: directory.path, ["export", "--db", db, "--out", "-"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(exported.stdout == (try cli("export", "--db", db).stdout))
+        #expect(exported.stdout.split(separator: "\n").count == 5)
+        let report = try cli(in: directory.path, ["report", "R1", "--db", db, "--out", "-"])
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.hasPrefix("<!doctype html>"))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("-")))
+    }
+
+    @Test(
+        "an output naming the ledger or its -wal/-shm/-journal (also through a symlink) exits 2, writing nothing",
+        arguments: ["export", "report", "nightly"])
+    func ledgerIsNeverAnOutput(command: String) throws {
+        try imported()
+        let link = directory.file("ledger-link")
+        try? FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "out.sqlite")
+        for path in [db, link, db + "-wal", db + "-shm", db + "-journal", directory.file("./out.sqlite")] {
+            let before = try Data(contentsOf: URL(fileURLWithPath: db))
+            let arguments: [String]
+            let option: String
+            switch command {
+            case "replay": (arguments, option) = (["replay", "--position", "3", "--db", db, "--into", path], "--into")
+            case "backup": (arguments, option) = (["backup", "--db", db, "--into", path], "--into")
+            case "copy": (arguments, option) = (["copy", "--from", db, "--to", path], "--to")
+            default:
+                arguments = try writing(command, to: path)
+                option = command == "nightly" ? "--actions" : "--out"
+            }
+            let result = try cli(arguments)
+            #expect(result.status == 2, "\(path): \(result.status) \(result.stderr)")
+            #expect(oneLine(result) && result.stderr.contains(option), "\(result.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before, "\(path)")
+            for suffix in ["-wal", "-shm", "-journal"] {
+                let companion = try? Data(contentsOf: URL(fileURLWithPath: db + suffix))
+                #expect(companion.map { !$0.starts(with: Array("<!doctype".utf8)) && !$0.starts(with: [0x7B]) } ?? true)
+            }
+        }
+        #expect(try cli("verify", "--db", db).status == 0)
+    }
+
     @Test("input echoed into an error message is printed on one line, its control characters escaped")
     func errorsStayOneLine() throws {
         try imported()

@@ -19,7 +19,12 @@ struct Export: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @OptionGroup var namespace: AppOption
 
-    @Option(name: .long, help: "Output file (default: standard output).")
+    @Option(
+        name: .long,
+        help: """
+            Output file, replaced whole (a device, FIFO or /dev/fd/N is written in place); - or none: standard \
+            output.
+            """)
     var out: String?
 
     @Option(name: .long, help: "Export only events after this position.")
@@ -34,59 +39,24 @@ struct Export: AsyncParsableCommand {
                 skipped += 1
                 printFailure("warning: position \(position) does not decode; skipped: \(error.message)")
             }
+            let target = try OutputTarget.resolve(out ?? "-", option: "out", ledger: options.db)
             let ledger = try await options.openLedger(readOnly: true)
-            let sink = try LineSink(path: out)
+            let sink = try OutputSink(target)
             let total = try await ledger.lastPosition()
             try await ledger.exportLines(after: after, app: namespace.app, undecodable: undecodable) { line, _ in
-                try sink.write(line)
+                try sink.writeLine(line)
                 written += 1
                 if written % 4096 == 0 { progress.update(written, of: total - after) }
                 return true
             }
-            try sink.close()
+            try sink.commit()
             progress.finish()
             if skipped > 0 {
                 printFailure("warning: \(skipped) stored events do not decode and were not exported")
             }
-            if out != nil {
+            if target.kind != .standardOutput {
                 if options.json { printJSON(["events": .int(written)]) } else { print("exported \(written) events") }
             }
         }
-    }
-}
-
-/// Buffered line writer to a file or standard output.
-final class LineSink {
-    private let handle: FileHandle
-    private let ownsHandle: Bool
-    private var buffer: [UInt8] = []
-
-    init(path: String?) throws {
-        if let path {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw LedgerError(.storage, "cannot create \(path)", field: "out")
-            }
-            handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            ownsHandle = true
-        } else {
-            handle = FileHandle.standardOutput
-            ownsHandle = false
-        }
-    }
-
-    func write(_ line: [UInt8]) throws {
-        buffer.append(contentsOf: line)
-        buffer.append(0x0A)
-        if buffer.count >= 1 << 20 { try flush() }
-    }
-
-    func close() throws {
-        try flush()
-        if ownsHandle { try handle.close() }
-    }
-
-    private func flush() throws {
-        try handle.write(contentsOf: buffer)
-        buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -106,7 +106,11 @@ struct ReconcileNightly: AsyncParsableCommand {
     @Option(help: "RFC 3339 time or Unix seconds to evaluate phases at (default now).")
     var at: String?
 
-    @Option(help: "Write the actions as JSON Lines (one APNs-ready action per line) to this file.")
+    @Option(
+        help: """
+            Write the actions as JSON Lines (one APNs-ready action per line) to this file (replaced whole; a device, \
+            FIFO or /dev/fd/N is written in place), or - for standard output (the report then goes to stderr).
+            """)
     var actions: String?
 
     @Flag(help: "Stop before recording anything when a truth line does not parse.")
@@ -120,6 +124,12 @@ struct ReconcileNightly: AsyncParsableCommand {
     func run() async throws {
         try await runReporting(db: options.db) {
             let asOf = try at.map { try parseTime($0, option: "at") } ?? Ledger.now()
+            let target = try actions.map { try OutputTarget.resolve($0, option: "actions", ledger: options.db) }
+            // With the actions on standard output, the report goes to stderr.
+            let printReport = { (text: String) in
+                let handle = target?.kind == .standardOutput ? FileHandle.standardError : FileHandle.standardOutput
+                handle.write(Data((text + "\n").utf8))
+            }
             let ledger = try await options.openLedger()
             let sender = try apns.sender(ledger: ledger, app: app)
             let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)
@@ -128,12 +138,12 @@ struct ReconcileNightly: AsyncParsableCommand {
                 step in progress.update(step.done, of: 0, unit: step.phase == .readingTruth ? " truth bytes" : " activities")
             }
             progress.finish()
-            if let actions, report.status != .stopped {
-                let sink = try LineSink(path: actions)
+            if let target, report.status != .stopped {
+                let sink = try OutputSink(target)
                 for entry in report.entries where entry.action.action != .none {
-                    try sink.write(entry.json.compactBytes)
+                    try sink.writeLine(entry.json.compactBytes)
                 }
-                try sink.close()
+                try sink.commit()
             }
             var executed: [APNsSendOutcome]?
             if let sender, report.status != .stopped {
@@ -147,14 +157,14 @@ struct ReconcileNightly: AsyncParsableCommand {
                     actions.append(APNsAction(activity: entry.activity, action: entry.action.action, payload: payload, token: token))
                 }
                 executed = try await sender.execute(actions, run: "nightly:\(runID)") {
-                    if options.json { printJSON(report.json) } else { print(ReconcileText.render(report)) }
+                    printReport(options.json ? jsonText(report.json) : ReconcileText.render(report))
                 }
             }
             if options.json {
-                printJSON(executed.map { ExecutedText.json(report.json, $0) } ?? report.json)
+                printReport(jsonText(executed.map { ExecutedText.json(report.json, $0) } ?? report.json))
             } else {
-                print(ReconcileText.render(report))
-                if let executed { print(ExecutedText.render(executed)) }
+                printReport(ReconcileText.render(report))
+                if let executed { printReport(ExecutedText.render(executed)) }
             }
             if report.status == .stopped {
                 let first = report.invalidLines.first.map { "line \($0.line): \($0.reason)" } ?? ""

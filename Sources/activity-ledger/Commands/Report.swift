@@ -28,21 +28,28 @@ struct Report: AsyncParsableCommand {
     /// Defaults: from the activity's request to a little past its last event or its removal, not after now.
     @OptionGroup var window: WindowOptions
 
-    @Option(help: "The HTML file to write (replaced whole, or left as it was on failure).")
+    @Option(
+        help: """
+            The HTML file to write (replaced whole, or left as it was on failure; a device, FIFO or /dev/fd/N is \
+            written in place); - for standard output.
+            """)
     var out: String
 
     func run() async throws {
         try await runReporting(db: options.db) {
             let (from, to) = try window.parsed()
+            let target = try OutputTarget.resolve(out, option: "out", ledger: options.db)
             let ledger = try await options.openLedger(readOnly: true)
             let report = try await ledger.incident(activity: activity, from: from, to: to, app: namespace.app)
             let html = IncidentPage.report(report)
-            do {
-                try Data(html).write(to: URL(fileURLWithPath: out), options: .atomic)
-            } catch {
-                throw LedgerError(.badInput, "--out \(out): cannot write it (\(error.localizedDescription))", field: "out")
-            }
-            if options.json {
+            let sink = try OutputSink(target)
+            try sink.write(html)
+            try sink.commit()
+            // With the page on standard output, the summary goes to stderr (JSON too: stdout is the page).
+            if target.kind == .standardOutput {
+                FileHandle.standardError.write(Data(
+                    "wrote \(activity): \(report.timeline.entries.count) events, \(report.cards.count) moments\n".utf8))
+            } else if options.json {
                 printJSON(.object([
                     "activity": .string(activity), "out": .string(out), "bytes": .int(Int64(html.count)),
                     "events": .int(Int64(report.timeline.entries.count)), "cards": .int(Int64(report.cards.count)),
