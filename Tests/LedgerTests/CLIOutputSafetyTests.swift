@@ -142,7 +142,7 @@ struct CLIOutputSafetyTests {
 
     @Test(
         "an output naming the ledger or its -wal/-shm/-journal (also through a symlink) exits 2, writing nothing",
-        arguments: ["export", "report", "nightly"])
+        arguments: ["export", "report", "nightly", "replay", "backup", "copy"])
     func ledgerIsNeverAnOutput(command: String) throws {
         try imported()
         let link = directory.file("ledger-link")
@@ -191,5 +191,31 @@ struct CLIOutputSafetyTests {
         let usage = try cli("state", "R1", "--at", "a\nFAKE", "--db", db)
         #expect(usage.status == 2)
         #expect(oneLine(usage), "\(usage.stderr)")
+    }
+
+    @Test("a new-file destination that cannot be made exits 2 naming the option and path, leaving no file anywhere",
+        arguments: [
+            ["replay", "--position", "3", "--into", ""], ["replay", "--position", "3", "--into", "nodir/x.sqlite"],
+            ["backup", "--into", ""], ["backup", "--into", "dangling"], ["backup", "--into", "nodir/x.sqlite"],
+            ["copy", "--to", "/nonexistent/x.sqlite"], ["copy", "--to", "nodir/x.sqlite"],
+        ])
+    func destinationRefused(arguments: [String]) throws {
+        try imported()
+        let work = directory.file("work")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: work + "/dangling", withDestinationPath: "nowhere/x.sqlite")
+        let beside = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        let source = arguments[0] == "copy" ? ["--from", db] : ["--db", db]
+        // Run from `work`: relative destinations are in it, and an empty one used to put its partial file in the
+        // folder above (here `directory`).
+        let result = try cli(in: work, arguments + source)
+        #expect(result.status == 2, "\(result.stderr)")
+        let option = arguments[arguments.count - 2]
+        let named = result.stderr.contains("\(option) \(arguments.last!)")
+            || (arguments.last!.isEmpty && result.stderr.contains("\(option): the path is empty"))
+        #expect(oneLine(result) && named, "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains(db), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work) == ["dangling"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == beside.sorted())
     }
 }

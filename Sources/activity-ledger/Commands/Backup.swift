@@ -25,9 +25,7 @@ struct Backup: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            if FileManager.default.fileExists(atPath: into) {
-                throw LedgerError(.badInput, "\(into) already exists: backup writes a new file", field: "into")
-            }
+            try OutputTarget.newFile(into, option: "into", ledger: options.db)
             let store = try options.openStore(
                 for: "backup", why: "back up a PostgreSQL ledger with pg_dump, or `copy` it into a file")
             let progress = Progress("backing up")

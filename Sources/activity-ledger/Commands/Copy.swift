@@ -40,8 +40,8 @@ struct Copy: AsyncParsableCommand {
             if source == destination {
                 throw LedgerError(.badInput, "--to names the same ledger as --from", field: "to")
             }
-            if case .sqlite(let path) = destination, FileManager.default.fileExists(atPath: path) {
-                throw LedgerError(.badInput, "--to \(path) already exists: copy writes a new file", field: "to")
+            if case .sqlite(let path) = destination {
+                try OutputTarget.newFile(path, option: "to", ledger: from)
             }
             let busyTimeout = Duration.seconds(5)
             let progress = Progress("copying")

@@ -1,5 +1,6 @@
 import ActivityModel
 import ArgumentParser
+import Foundation
 import Ledger
 
 struct Replay: AsyncParsableCommand {
@@ -35,10 +36,20 @@ struct Replay: AsyncParsableCommand {
 
     func run() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try await options.openLedger(readOnly: true)
             let limit: ReplayLimit = if let position { .position(position) } else { .until(try parseTime(until!, option: "until")) }
+            try OutputTarget.newFile(into, option: "into", ledger: options.db)
+            let ledger = try await options.openLedger(readOnly: true)
             let progress = Progress("replaying")
-            let summary = try await ledger.replay(limit, into: into) { done, total in progress.update(done, of: total) }
+            let summary: ReplaySummary
+            do {
+                summary = try await ledger.replay(limit, into: into) { done, total in progress.update(done, of: total) }
+            } catch {
+                // The file was new (checked above): a failed replay leaves nothing behind.
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    try? FileManager.default.removeItem(atPath: into + suffix)
+                }
+                throw error
+            }
             progress.finish()
             if options.json {
                 printJSON(["into": .string(summary.path), "events": .int(summary.events), "lastPosition": .int(summary.lastPosition)])

@@ -8,7 +8,8 @@ import Ledger
 import LedgerStore
 
 /// Where a file-writing option writes: the one rule for `export --out`, `report --out` and
-/// `reconcile nightly --actions` (``resolve(_:option:ledger:)``).
+/// `reconcile nightly --actions` (``resolve(_:option:ledger:)``), and for the new files of `replay --into`,
+/// `backup --into` and `copy --to` (``newFile(_:option:ledger:)``).
 ///
 /// `-` is standard output. A path that exists and is not a regular file (a device such as /dev/null, a FIFO, a
 /// socket, a descriptor /dev/fd/N of a process substitution) is opened and written in place: a file renamed over it
@@ -61,8 +62,28 @@ struct OutputTarget: Sendable, Equatable {
         throw failure(given, option: option, ELOOP)
     }
 
+    /// A new file for `--option` (`replay --into`, `backup --into`, `copy --to`): a non-empty path that does not
+    /// exist (not even as a dangling symlink), in a folder that exists and can be written, and not the ledger or
+    /// one of its companion files, so that the command writes its partial files beside it and nowhere else.
+    static func newFile(_ given: String, option: String, ledger: String?) throws {
+        guard !given.isEmpty else { throw LedgerError(.badInput, "--\(option): the path is empty", field: option) }
+        try refuseLedger(given, option: option, ledger: ledger)
+        var info = stat()
+        if lstat(given, &info) == 0 {
+            throw LedgerError(.badInput, "--\(option) \(given) already exists: give a new path", field: option)
+        }
+        guard errno == ENOENT else { throw failure(given, option: option, errno) }
+        try requireFolder(of: given, given: given, option: option)
+        let parent = folder(of: given)
+        guard access(parent, W_OK) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw LedgerError(.badInput, "--\(option) \(given): cannot write in \(parent) (\(reason))", field: option)
+        }
+    }
+
     /// Refuses `given` when it is the ledger file `ledger` or its `-wal`, `-shm` or `-journal`: the same file
     /// (device and inode) when both exist, else the same path once symlinks and the folder are resolved.
+    /// (`--db` names the ledger; `copy` passes `--from`.)
     static func refuseLedger(_ given: String, option: String, ledger: String?) throws {
         guard let ledger, case .sqlite(let named) = LedgerLocation(ledger) else { return }
         // SQLite names the companions after the file the ledger's symlinks resolve to.
