@@ -193,6 +193,20 @@ struct CLIOutputSafetyTests {
         #expect(oneLine(usage), "\(usage.stderr)")
     }
 
+    @Test("a negative position exits 2 naming the option and writes nothing", arguments: [
+        ["replay", "--position=-1", "--into", "neg.sqlite"], ["export", "--after=-1"],
+    ])
+    func negativePosition(arguments: [String]) throws {
+        try imported()
+        let into = arguments.firstIndex(of: "--into").map { directory.file(arguments[$0 + 1]) }
+        let result = try cli(arguments.map { $0 == "neg.sqlite" ? into! : $0 } + ["--db", db])
+        #expect(result.status == 2, "\(result.stderr)")
+        let option = arguments[1].split(separator: "=")[0]
+        #expect(oneLine(result) && result.stderr.contains(option), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        if let into { #expect(!FileManager.default.fileExists(atPath: into)) }
+    }
+
     @Test("a new-file destination that cannot be made exits 2 naming the option and path, leaving no file anywhere",
         arguments: [
             ["replay", "--position", "3", "--into", ""], ["replay", "--position", "3", "--into", "nodir/x.sqlite"],

@@ -30,6 +30,10 @@ struct Export: AsyncParsableCommand {
     @Option(name: .long, help: "Export only events after this position.")
     var after: Int64 = 0
 
+    func validate() throws {
+        guard after >= 0 else { throw ValidationError("--after must be a position (0 or more), got \(after)") }
+    }
+
     func run() async throws {
         try await runReporting(db: options.db) {
             let progress = Progress("exporting")

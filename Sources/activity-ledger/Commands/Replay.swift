@@ -22,7 +22,7 @@ struct Replay: AsyncParsableCommand {
     @Option(help: "Keep events whose time is at or before T.")
     var until: String?
 
-    @Option(help: "Keep events at or before this log position.")
+    @Option(help: "Keep events at or before this log position (0 or more).")
     var position: Int64?
 
     @Option(help: "The new ledger file to write (must not exist).")
@@ -31,6 +31,9 @@ struct Replay: AsyncParsableCommand {
     func validate() throws {
         if (until == nil) == (position == nil) {
             throw ValidationError("give exactly one of --until T or --position N")
+        }
+        if let position, position < 0 {
+            throw ValidationError("--position must be a position (0 or more), got \(position)")
         }
     }
 
