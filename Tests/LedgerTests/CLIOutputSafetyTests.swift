@@ -193,6 +193,19 @@ struct CLIOutputSafetyTests {
         #expect(oneLine(usage), "\(usage.stderr)")
     }
 
+    @Test("keys create with a control character in --app exits 2 in one line and leaves the file as it was")
+    func keyWithControlCharacter() throws {
+        try imported()
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
+        let result = try cli("keys", "create", "--app", "a\t", "--scope", "read", "--db", db)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(oneLine(result) && result.stderr.contains("--app"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == before)
+        let fresh = directory.file("fresh.sqlite")
+        #expect(try cli("keys", "create", "--app", "a\t", "--scope", "read", "--db", fresh).status == 2)
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+    }
+
     @Test("a negative position exits 2 naming the option and writes nothing", arguments: [
         ["replay", "--position=-1", "--into", "neg.sqlite"], ["export", "--after=-1"],
     ])

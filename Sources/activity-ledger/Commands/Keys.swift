@@ -1,3 +1,4 @@
+import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
@@ -29,6 +30,15 @@ struct Keys: AsyncParsableCommand {
 
         @Option(help: "Comma-separated scopes: ingest, read, admin (admin implies the others).")
         var scope: String
+
+        func validate() throws {
+            // Checked before the file is opened (which may create or migrate it): a refused key writes nothing.
+            guard !app.isEmpty else { throw ValidationError("--app: an API key needs an app (bundle id)") }
+            if let scalar = Identifier.firstControlCharacter(app) {
+                let name = Identifier.describe(scalar)
+                throw ValidationError("--app: control character \(name) is not allowed in an app")
+            }
+        }
 
         func run() async throws {
             let (scopes, unknown) = APIScope.parseList(scope)
