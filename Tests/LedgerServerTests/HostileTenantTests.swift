@@ -120,6 +120,35 @@ struct HostileTenantTests {
         }
     }
 
+    @Test("a 410 timestamp the ledger cannot hold is refused naming it, and nothing is written")
+    func apnsTimestamps() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            try await Self.seed(client, service)
+            func exchange(_ timestamp: String, id: String) -> String {
+                #"""
+                {"activity":"LIVE-A1","at":"2026-11-20T21:04:00Z","request":{"token":"abcd0123","headers":{"apns-push-type":"liveactivity"},
+                 "payload":{"aps":{"event":"update","timestamp":1795208640,"content-state":{"driver":"EVE"}}}},
+                 "response":{"status":410,"reason":"Unregistered","timestamp":\#(timestamp),"apnsId":"\#(id)"}}
+                """#
+            }
+            // Integers the schema takes but no time the ledger holds (it was dropped without a word).
+            for bad in ["9223372036854775807", "-9223372036854775808", "253402300800000"] {
+                let reply = try await client.post("/v1/apns", key: service.ingest, exchange(bad, id: "T-BAD"))
+                #expect((400..<500).contains(reply.status), "\(bad): \(reply.status) \(reply.text)")
+                #expect(reply.errorField == "response.timestamp", "\(bad): \(reply.text)")
+            }
+            for bad in ["1.5", #""yesterday""#, "true", "{}"] {
+                let reply = try await client.post("/v1/apns", key: service.ingest, exchange(bad, id: "T-BAD"))
+                #expect((400..<500).contains(reply.status), "\(bad): \(reply.status) \(reply.text)")
+            }
+            #expect(try service.storedIDs() == ["A-REQ", "A-TOK", "A-UPD"])
+            let good = try await client.post(
+                "/v1/apns", key: service.ingest, exchange("1795208580000", id: "30000000-0000-4000-8000-000000000001"))
+            #expect(good.status == 200, "\(good.text)")
+        }
+    }
+
     @Test("fake tampering: NUL and control characters in ids and streams are refused, so verify stays clean", arguments: TestService.Mode.allCases)
     func controlCharacters(mode: TestService.Mode) async throws {
         let service = try TestService()

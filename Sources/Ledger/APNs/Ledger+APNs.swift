@@ -49,7 +49,17 @@ extension Ledger {
         if let apnsId = response["apnsId"]?.stringValue { responseHeaders["apns-id"] = apnsId }
         var body = JSONObject()
         if let reason = response["reason"] { body.members.append(.init(key: "reason", value: reason)) }
-        if let timestamp = response["timestamp"] { body.members.append(.init(key: "timestamp", value: timestamp)) }
+        if let timestamp = response["timestamp"], !timestamp.isNull {
+            // Found: an out-of-range or RFC 3339 timestamp was dropped without a word, and the token then died at
+            // the push's time. SPEC §3 takes Unix milliseconds or RFC 3339; anything else is the client's mistake.
+            guard let milliseconds = Self.apnsMilliseconds(timestamp) else {
+                throw LedgerError(
+                    .badInput,
+                    "response.timestamp: expected Unix milliseconds (an integer, years 0000–9999) or an RFC 3339 time",
+                    field: "response.timestamp")
+            }
+            body.members.append(.init(key: "timestamp", value: .int(milliseconds)))
+        }
         let apnsID = responseHeaders["apns-id"] ?? headerMap["apns-id"] ?? CanonicalUUID.random()
         let events: [LedgerEvent]
         do {
@@ -63,6 +73,16 @@ extension Ledger {
             throw LedgerError(.badInput, error.description, field: error.field)
         }
         return try await append(events, app: app)
+    }
+
+    /// A 410 `timestamp` as APNs gives it (Unix milliseconds) or as RFC 3339, in whole milliseconds; nil when it is
+    /// neither, or out of the ledger's years.
+    static func apnsMilliseconds(_ timestamp: JSONValue) -> Int64? {
+        switch timestamp {
+        case .number(let number): Instant(unixMilliseconds: number)?.milliseconds
+        case .string(let text): Instant(rfc3339: text)?.milliseconds
+        default: nil
+        }
     }
 
     private static func member(_ exchange: JSONValue, _ name: String) throws -> JSONObject {
