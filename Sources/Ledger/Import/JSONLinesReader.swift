@@ -18,6 +18,10 @@ public final class JSONLinesReader {
     public private(set) var lineNumber = 0
     /// Bytes consumed so far, for progress reporting.
     public private(set) var bytesRead: Int64 = 0
+    /// The longest line taken (its `\r` aside), or nil for any: a longer one is refused as soon as that many bytes
+    /// have come without a newline. Found: `import /dev/zero` grew to GBs, and a 50 MB line was read whole, before
+    /// the per-event limit was checked.
+    public var maxLineBytes: Int?
 
     /// Reads standard input.
     public static func standardInput() -> JSONLinesReader { JSONLinesReader(fd: 0, ownsDescriptor: false) }
@@ -74,6 +78,12 @@ public final class JSONLinesReader {
             }
             start = 0
             end = remaining
+        }
+        if let maxLineBytes, end > maxLineBytes + 1 {
+            // `end` bytes after the line's start and no newline among them (the `+ 1` is a `\r` before it).
+            throw LedgerError(
+                .badInput, "the event is more than \(maxLineBytes) bytes, over the limit of \(maxLineBytes)",
+                line: lineNumber + 1)
         }
         if end == buffer.count {
             // A single line longer than the buffer: grow it.

@@ -36,6 +36,7 @@ extension Ledger {
         progress: ((ImportProgress) -> Void)? = nil
     ) async throws -> ImportSummary {
         let app = try Self.namespace(app)
+        reader.maxLineBytes = maxEventBytes
         let pipeline = DecodePipeline(
             reader: reader, precompressor: file?.makePrecompressor(), batchSize: batchSize,
             maxEventBytes: maxEventBytes, app: app)
