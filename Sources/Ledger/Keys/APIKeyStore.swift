@@ -67,13 +67,20 @@ public final class APIKeyStore: Sendable {
         return migrator
     }
 
+    /// Why `app` cannot have a key (the rule `create` applies), or nil: empty, a control character, not in NFC.
+    /// The CLI asks it before opening the file, so a refused key writes nothing.
+    public static func appProblem(_ app: String) -> String? {
+        if app.isEmpty { return "an API key needs an app (bundle id)" }
+        if let scalar = Identifier.firstControlCharacter(app) {
+            return "--app: control character \(Identifier.describe(scalar)) is not allowed in an app"
+        }
+        if !Identifier.isNFC(app) { return "--app: \(Identifier.notNFC)" }
+        return nil
+    }
+
     /// Creates a key for `app`; returns the secret (to show once) and the stored record.
     public func create(app: String, scopes: Set<APIScope>, now: Date = Date()) throws -> (secret: String, key: APIKey) {
-        guard !app.isEmpty else { throw APIKeyError("an API key needs an app (bundle id)") }
-        if let scalar = Identifier.firstControlCharacter(app) {
-            throw APIKeyError("--app: control character \(Identifier.describe(scalar)) is not allowed in an app")
-        }
-        if !Identifier.isNFC(app) { throw APIKeyError("--app: \(Identifier.notNFC)") }
+        if let problem = Self.appProblem(app) { throw APIKeyError(problem) }
         guard !scopes.isEmpty else { throw APIKeyError("an API key needs at least one scope (ingest, read, admin)") }
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }

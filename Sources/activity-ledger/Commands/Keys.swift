@@ -1,4 +1,3 @@
-import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
@@ -33,10 +32,8 @@ struct Keys: AsyncParsableCommand {
 
         func validate() throws {
             // Checked before the file is opened (which may create or migrate it): a refused key writes nothing.
-            guard !app.isEmpty else { throw ValidationError("--app: an API key needs an app (bundle id)") }
-            if let scalar = Identifier.firstControlCharacter(app) {
-                let name = Identifier.describe(scalar)
-                throw ValidationError("--app: control character \(name) is not allowed in an app")
+            if let problem = APIKeyStore.appProblem(app) {
+                throw ValidationError(problem.hasPrefix("--app") ? problem : "--app: " + problem)
             }
         }
 
