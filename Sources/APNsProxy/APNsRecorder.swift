@@ -191,50 +191,14 @@ public final class APNsRecorder: Service, Sendable {
         let spellings = exchange.tokenSpellings
         for (index, token) in spellings.enumerated() {
             do {
-                _ = try await ledger.ingestAPNs(exchange.document(token: token), app: exchange.app)
+                // The exchange's journaled key: a retry under a recorded apns-id gets ids of its own, the same
+                // ones each time it is replayed (`Ledger.ingestAPNs`).
+                _ = try await ledger.ingestAPNs(exchange.document(token: token), app: exchange.app, attempt: exchange.key)
                 return
             } catch let error as LedgerError where error.code == .notFound && index < spellings.count - 1 {
                 continue
-            } catch let error as LedgerError where error.code == .conflict {
-                try await ingestRepeatedID(exchange, token: token)
-                return
             }
         }
-    }
-
-    /// An exchange whose `apns-id` another exchange is recorded under (`ingestAPNs` derives ids from it alone, so
-    /// it refused this one as a conflict): a retry after 429/5xx, or another push reusing the id. Its push gets
-    /// ids of its own (`apns-id` and ``ProxiedExchange/key``: a replay records nothing twice); a retry of the same
-    /// content refers to the recorded content event, so that the best attempt decides its verdict (SPEC §4), and
-    /// other content is recorded as its own.
-    private func ingestRepeatedID(_ exchange: ProxiedExchange, token: String?) async throws {
-        let apnsID = exchange.apnsID ?? ""
-        var activity: String?
-        if let token {
-            // Rare (one apns-id sent twice), so the token index is read through the public query.
-            activity = try await ledger.activities(ActivityFilter(token: token, app: exchange.app, limit: 1))
-                .activities.first?.activity
-            guard activity != nil else {
-                throw LedgerError(.notFound, "no activity has push token \(token.prefix(8))…")
-            }
-        }
-        let recordedID = DerivedID.uuid("apns:\(apnsID):content")
-        let pushID = DerivedID.uuid("apns:\(apnsID):\(exchange.key):push")
-        var events = try exchange.events(token: token, activity: activity, contentID: recordedID, pushID: pushID)
-        let recorded: LedgerEvent?
-        do {
-            recorded = try await ledger.event(id: recordedID, app: exchange.app).event
-        } catch let error as LedgerError where error.code == .notFound {
-            recorded = nil
-        }
-        if let recorded, let carried = events.first, recorded.stream == carried.stream, recorded.data == carried.data {
-            events.removeFirst()
-        } else {
-            events = try exchange.events(
-                token: token, activity: activity, contentID: DerivedID.uuid("apns:\(apnsID):\(exchange.key):content"),
-                pushID: pushID)
-        }
-        _ = try await ledger.append(events, app: exchange.app)
     }
 
     private func hold(_ exchange: ProxiedExchange, for reason: ProxiedExchange.HeldFor) {

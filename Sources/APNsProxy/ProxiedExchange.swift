@@ -101,29 +101,4 @@ struct ProxiedExchange: Sendable {
         }
         return milliseconds.flatMap { Instant(unixMilliseconds: JSONNumber(literal: String($0)))?.milliseconds }
     }
-
-    /// The events `Ledger.ingestAPNs` would append for this exchange in `activity`, with the ids given: for an
-    /// exchange whose `apns-id` is recorded already, which that door cannot tell apart (it derives ids from
-    /// `apns-id` alone). The same mapping and the same fields as ``document(token:)``.
-    func events(token: String?, activity: String?, contentID: String, pushID: String) throws -> [LedgerEvent] {
-        guard case .object(let document) = try document(token: token),
-            let request = document["request"], let response = document["response"]
-        else { return [] }
-        var headers: [String: String] = [:]
-        for header in self.headers { headers[header.name] = header.value }
-        var body = JSONObject()
-        if let reason = response["reason"] { body["reason"] = reason }
-        if let timestamp = response["timestamp"] { body["timestamp"] = timestamp }
-        let path = token.map { "/3/device/\($0)" }
-        let answerHeaders = apnsID.map { ["apns-id": $0] } ?? [:]
-        let errorBody: JSONValue? = body.isEmpty ? nil : .object(body)
-        do {
-            return try APNsMapping.events(
-                request: APNsRequest(path: path, headers: headers, body: request["payload"] ?? .null),
-                response: APNsResponse(status: status, headers: answerHeaders, body: errorBody),
-                activity: activity, at: at, eventID: contentID, pushID: pushID)
-        } catch {
-            throw LedgerError(.badInput, error.description, field: error.field)
-        }
-    }
 }

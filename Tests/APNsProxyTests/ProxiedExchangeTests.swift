@@ -13,11 +13,11 @@ struct ProxiedExchangeTests {
             status: 410, apnsID: "ID-1", answerBody: Array(answer.utf8))
     }
 
-    /// The 410 timestamp the push event gets, through the same mapping `ingestAPNs` uses.
+    /// The 410 timestamp the proxy hands `Ledger.ingestAPNs` (which records Unix milliseconds as they are).
     static func recorded(_ exchange: ProxiedExchange) throws -> Instant? {
-        let events = try exchange.events(token: "abcdef01", activity: "RIDE-1", contentID: "c", pushID: "p")
-        guard case .push(let push)? = events.last?.data else { return nil }
-        return push.apnsTimestamp
+        guard case .number(let milliseconds)? = try exchange.document(token: "abcdef01")["response"]?["timestamp"]
+        else { return nil }
+        return Instant(unixMilliseconds: milliseconds)
     }
 
     @Test(

@@ -11,7 +11,16 @@ extension Ledger {
     /// "response": {"status", "apnsId"?, "reason"?, "timestamp"?}}`. A token push without `activity` is resolved
     /// through the token index (every token ever seen on an activity). Ids derive from `apns-id`, so ingesting
     /// the same exchange twice is a no-op.
-    public func ingestAPNs(_ exchange: JSONValue, app: String? = nil) async throws -> [AppendOutcome] {
+    ///
+    /// Another exchange under an `apns-id` already recorded — a retry after a 429 or 5xx, or another push reusing
+    /// the id — is recorded too (found: it was refused as an id conflict, so after 429 then 200 the audit still
+    /// said rejected). Its push gets ids from the `apns-id` and `attempt` (the exchange's own key, e.g. the APNs
+    /// proxy's journaled one; default its `at` in milliseconds), so ingesting that exchange again is a no-op as
+    /// well. When it carried the update already recorded, its push refers to that event, so the best attempt
+    /// decides the verdict (SPEC §4); other content is recorded as an event of its own.
+    public func ingestAPNs(_ exchange: JSONValue, app: String? = nil, attempt: String? = nil) async throws
+        -> [AppendOutcome]
+    {
         let request = try Self.member(exchange, "request")
         let response = try Self.member(exchange, "response")
         guard let headers = request["headers"]?.objectValue else {
@@ -61,18 +70,32 @@ extension Ledger {
             body.members.append(.init(key: "timestamp", value: .int(milliseconds)))
         }
         let apnsID = responseHeaders["apns-id"] ?? headerMap["apns-id"] ?? CanonicalUUID.random()
-        let events: [LedgerEvent]
-        do {
-            events = try APNsMapping.events(
-                request: APNsRequest(path: token.map { "/3/device/\($0)" }, headers: headerMap, body: payload),
-                response: APNsResponse(status: Int(status), headers: responseHeaders, body: body.isEmpty ? nil : .object(body)),
-                activity: activity, at: at,
-                eventID: DerivedID.uuid("apns:\(apnsID):content"), pushID: DerivedID.uuid("apns:\(apnsID):push")
-            )
-        } catch {
-            throw LedgerError(.badInput, error.description, field: error.field)
+        func events(contentID: String, pushID: String) throws -> [LedgerEvent] {
+            do {
+                return try APNsMapping.events(
+                    request: APNsRequest(path: token.map { "/3/device/\($0)" }, headers: headerMap, body: payload),
+                    response: APNsResponse(
+                        status: Int(status), headers: responseHeaders, body: body.isEmpty ? nil : .object(body)),
+                    activity: activity, at: at, eventID: contentID, pushID: pushID)
+            } catch {
+                throw LedgerError(.badInput, error.description, field: error.field)
+            }
         }
-        return try await append(events, app: app)
+        let contentID = DerivedID.uuid("apns:\(apnsID):content")
+        do {
+            return try await append(try events(contentID: contentID, pushID: DerivedID.uuid("apns:\(apnsID):push")), app: app)
+        } catch let error as LedgerError where (error.cause as? StoreError)?.code == .idConflict {
+            let attempt = attempt ?? String(at.milliseconds)
+            let pushID = DerivedID.uuid("apns:\(apnsID):\(attempt):push")
+            var retry = try events(contentID: contentID, pushID: pushID)
+            let recorded = try? await event(id: contentID, app: app).event
+            if let recorded, recorded.stream == retry[0].stream, recorded.data == retry[0].data {
+                retry.removeFirst()
+            } else {
+                retry = try events(contentID: DerivedID.uuid("apns:\(apnsID):\(attempt):content"), pushID: pushID)
+            }
+            return try await append(retry, app: app)
+        }
     }
 
     /// A 410 `timestamp` as APNs gives it (Unix milliseconds) or as RFC 3339, in whole milliseconds; nil when it is
