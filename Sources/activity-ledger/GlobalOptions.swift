@@ -33,6 +33,21 @@ struct AppOption: ParsableArguments {
         help: "The app (bundle id) whose namespace to use, as an API key of that app sees it; without it, the app-less namespace of plain CLI imports."
     )
     var app: String?
+
+    func validate() throws { try checkApp(app) }
+}
+
+/// `--app`'s rule on every command that takes it: the one an API key's app meets (`APIKeyStore.appProblem`: no
+/// control character, Unicode NFC), checked before the file is opened, so a refused app reads and writes nothing.
+/// An empty app is refused too: leaving `--app` out names the app-less namespace.
+func checkApp(_ app: String?) throws {
+    guard let app else { return }
+    guard !app.isEmpty else {
+        throw ValidationError("--app: must not be empty (leave it out for the app-less namespace)")
+    }
+    if let problem = APIKeyStore.appProblem(app) {
+        throw ValidationError(problem.hasPrefix("--app") ? problem : "--app: " + problem)
+    }
 }
 
 /// `--from T --to T`: a window of event time, bounds inclusive (`timeline`, `report`). A window whose start is

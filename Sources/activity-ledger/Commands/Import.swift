@@ -25,6 +25,8 @@ struct Import: AsyncParsableCommand {
     @Option(help: "The app that owns the imported streams (as an API key's app would).")
     var app: String?
 
+    func validate() throws { try checkApp(app) }
+
     func run() async throws {
         try await runReporting(db: options.db) {
             let ledger = try await options.openLedger(mustExist: false)

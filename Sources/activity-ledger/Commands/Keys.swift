@@ -71,6 +71,8 @@ struct Keys: AsyncParsableCommand {
         @Option(help: "Only the keys of this app.")
         var app: String?
 
+        func validate() throws { try checkApp(app) }
+
         func run() async throws {
             let keys = try await options.openKeys().list(app: app)
             if options.json {

@@ -42,6 +42,8 @@ struct ReconcileResync: AsyncParsableCommand {
 
     @OptionGroup(title: "Sending the plan to APNs") var apns: APNsSendOptions
 
+    func validate() throws { try checkApp(app) }
+
     func run() async throws {
         try await runReporting(db: options.db) {
             let bytes: Data
@@ -120,6 +122,8 @@ struct ReconcileNightly: AsyncParsableCommand {
     var app: String?
 
     @OptionGroup(title: "Sending the actions to APNs") var apns: APNsSendOptions
+
+    func validate() throws { try checkApp(app) }
 
     func run() async throws {
         try await runReporting(db: options.db) {
