@@ -35,7 +35,7 @@ func runReporting(db: String? = nil, _ body: () async throws -> Void) async thro
 /// 3 conflict, 4 storage).
 func reportFailure(_ error: any Error, db: String?) -> ExitCode {
     let failure = error as? LedgerError ?? Ledger.storageError(error, path: db ?? "the ledger")
-    var message = failure.description
+    var message = optionNamed(failure).description
     let code: Int32
     switch failure.code {
     case .notFound: code = Exit.notFound
@@ -51,6 +51,20 @@ func reportFailure(_ error: any Error, db: String?) -> ExitCode {
     if code == Exit.storage, let shown, !message.contains(shown) { message = "\(shown): \(message)" }
     printFailure(message)
     return ExitCode(code)
+}
+
+/// The CLI option of each input the ledger names by its API name (an HTTP query parameter or request field).
+private let optionOfField = ["cursor": "after", "tokenPrefix": "token-prefix", "run": "run-id", "app": "app"]
+
+/// `failure` naming the CLI's option where its message starts with the ledger's name for that input
+/// (`cursor: …` is `--after: …` here); a refused line of a file keeps its field names.
+private func optionNamed(_ failure: LedgerError) -> LedgerError {
+    guard failure.line == nil, let field = failure.field, let option = optionOfField[field],
+        failure.message.hasPrefix(field + ":")
+    else { return failure }
+    var named = failure
+    named.message = "--\(option)" + failure.message.dropFirst(field.count)
+    return named
 }
 
 /// Prints `activity-ledger: <message>` on stderr as one line: the message often echoes input (an event type, an id,
