@@ -109,6 +109,7 @@ extension GlobalOptions {
         if case .sqlite(let path) = location, mustExist && !FileManager.default.fileExists(atPath: path) {
             throw LedgerError(.notFound, "no ledger at \(path) (use --db PATH)", field: "db")
         }
+        if case .sqlite(let path) = location { try StoreAccess.checkFile(path, option: "db", readOnly: readOnly) }
         try checkURL()
         var configuration: LedgerConfiguration = readOnly ? .readOnly : .init()
         configuration.store.busyTimeout = try busyTimeout(environment: ProcessInfo.processInfo.environment)

@@ -97,6 +97,9 @@ struct Serve: AsyncParsableCommand {
         let keys: APIKeyStore
         let hasKeys: Bool
         do {
+            if case .sqlite(let path) = options.location {
+                try StoreAccess.checkFile(path, option: "db", readOnly: false)
+            }
             ledger = try await openLedger(
                 options.location, durability: durability, busyTimeout: busyTimeout,
                 sealing: keepUnsealed < 0 ? nil : .init(keepUnsealed: keepUnsealed), logger: logger)

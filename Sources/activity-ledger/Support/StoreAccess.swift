@@ -8,14 +8,33 @@ import Logging
 /// Opening the ledger file for the read-only commands.
 enum StoreAccess {
     /// Opens `path` read-only, failing with a one-line reason when it is missing or not a ledger.
-    static func openReadOnly(_ path: String, busyTimeout: Duration) throws -> EventStore {
+    static func openReadOnly(_ path: String, busyTimeout: Duration, option: String = "db") throws -> EventStore {
         guard FileManager.default.fileExists(atPath: path) else {
             throw LedgerError(.notFound, "no ledger at \(path) (use --db PATH)", field: "db")
         }
+        try checkFile(path, option: option, readOnly: true)
         var configuration = StoreConfiguration()
         configuration.readOnly = true
         configuration.busyTimeout = busyTimeout
         return try EventStore(path: path, configuration: configuration, logger: quietLogger)
+    }
+
+    /// Refuses, before SQLite sees it, a path that cannot be a ledger file and would otherwise be reported in
+    /// SQLite's terms: a directory ("disk I/O error"), and for a reading command an empty file ("holds other
+    /// tables"; a writing command makes an empty file a new ledger). Exit 2 naming the option.
+    static func checkFile(_ path: String, option: String, readOnly: Bool) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
+        if isDirectory.boolValue {
+            throw LedgerError(.badInput, "--\(option) \(path): is a directory, not a ledger file", field: option)
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+        if readOnly, size == 0 {
+            throw LedgerError(
+                .badInput,
+                "--\(option) \(path): an empty file, not an activity ledger (nothing was ever written to it)",
+                field: option)
+        }
     }
 
     /// The log at `location`, for `body`: an SQLite file through its store (read-only: it must exist; writable:
@@ -28,7 +47,8 @@ enum StoreAccess {
     ) async throws -> T {
         switch location {
         case .sqlite(let path):
-            if readOnly { return try await body(openReadOnly(path, busyTimeout: busyTimeout).log) }
+            if readOnly { return try await body(openReadOnly(path, busyTimeout: busyTimeout, option: option).log) }
+            try checkFile(path, option: option, readOnly: false)
             var configuration = LedgerConfiguration()
             configuration.store.busyTimeout = busyTimeout
             return try await body(Ledger(path: path, configuration: configuration, logger: quietLogger).store.log)

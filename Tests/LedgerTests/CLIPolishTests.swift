@@ -1,0 +1,89 @@
+import Foundation
+import LedgerTesting
+import Testing
+
+/// Bad options are refused in the CLI's own terms: every `--app` by one rule, messages naming the option typed,
+/// a `--db` that cannot be a ledger said plainly; a backwards window is empty, as over HTTP.
+@Suite("activity-ledger options, polished")
+struct CLIPolishTests {
+    let directory = TemporaryDirectory()
+    var db: String { directory.file("polish.sqlite") }
+
+    func cli(_ arguments: [String], input: String? = nil) throws -> CommandRunner.Result {
+        let runner = try #require(CommandRunner("activity-ledger"), "activity-ledger not built next to the tests")
+        return try runner.run(arguments, input: input)
+    }
+
+    func importRide() throws -> String {
+        let path = directory.file("ride.jsonl")
+        try QueryTests.ride.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try cli(["import", path, "--db", db]).status == 0)
+        return path
+    }
+
+    @Test("every command taking --app refuses a control character, a form other than NFC and an empty app (exit 2)",
+        arguments: ["a\tb", "cafe\u{301}", ""])
+    func appRule(app: String) throws {
+        let ride = try importRide()
+        let truth = directory.file("truth.jsonl")
+        try #"{"activity":"R1","done":true}"#.write(toFile: truth, atomically: true, encoding: .utf8)
+        let commands: [[String]] = [
+            ["state", "R1"], ["timeline", "R1"], ["audit", "R1"], ["activities"], ["export"],
+            ["report", "R1", "--out", directory.file("r.html")], ["import", ride],
+            ["reconcile", "nightly", "--truth", truth, "--run-id", "n1"], ["keys", "list"],
+        ]
+        for command in commands {
+            let result = try cli(command + ["--db", db, "--app", app])
+            #expect(result.status == 2, "\(command): \(result.status) \(result.stderr)")
+            #expect(result.stderr.hasPrefix("activity-ledger: --app: "), "\(command): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(command): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("r.html")))
+        #expect(try cli(["stats", "--db", db, "--json"]).stdout.contains("\"events\":5"))
+    }
+
+    @Test("a refused value is named by the CLI option it came in, not the HTTP parameter")
+    func optionNames() throws {
+        _ = try importRide()
+        for (arguments, option) in [
+            (["activities", "--after", "zz"], "--after"), (["activities", "--token-prefix", "zz"], "--token-prefix"),
+            (["reconcile", "nightly", "--truth", "-", "--run-id", "n\u{1}"], "--run-id"),
+        ] {
+            let result = try cli(arguments + ["--db", db], input: #"{"activity":"R1","done":true}"#)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("activity-ledger: \(option): "), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test("--db naming a directory, or an empty file for a command that reads, exits 2 saying so")
+    func dbThatIsNoLedger() throws {
+        let folder = directory.file("folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for command in [["state", "R1"], ["verify"], ["stats"], ["import", "-"]] {
+            let result = try cli(command + ["--db", folder], input: "")
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(result.stderr == "activity-ledger: --db \(folder): is a directory, not a ledger file\n")
+        }
+        let empty = directory.file("empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: empty, contents: nil))
+        for command in [["state", "R1"], ["verify"], ["stats"], ["export"], ["digest"]] {
+            let result = try cli(command + ["--db", empty])
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("activity-ledger: --db \(empty): an empty file, not an activity ledger"))
+        }
+        // A writing command makes an empty file a new ledger, as before.
+        #expect(try cli(["import", "-", "--db", empty], input: QueryTests.ride).status == 0)
+    }
+
+    @Test("a window whose --from is after its --to is empty for timeline and report, as over HTTP (exit 0)")
+    func backwardsWindow() throws {
+        _ = try importRide()
+        let window = ["--from", "2026-11-20T21:10:00Z", "--to", "2026-11-20T21:01:00Z"]
+        let timeline = try cli(["timeline", "R1", "--db", db, "--json"] + window)
+        #expect(timeline.status == 0, "\(timeline.stderr)")
+        #expect(timeline.stdout == #"{"activity":"R1","entries":[]}"# + "\n")
+        let report = try cli(["report", "R1", "--db", db, "--json", "--out", directory.file("r.html")] + window)
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains(#""events":0"#) && report.stdout.contains(#""cards":0"#), "\(report.stdout)")
+    }
+}
