@@ -37,24 +37,25 @@ extension LedgerAPI {
     func getUpdateAudit(_ input: Operations.getUpdateAudit.Input) async throws -> Operations.getUpdateAudit.Output {
         let at = try TimeParameter.parse(input.query.at, name: "at")
         let limit = try input.query.limit.map { try Self.limit($0, default: 100, max: 1000) }
-        if let cursor = input.query.cursor {
+        let after = try input.query.cursor.map { text in
             guard limit != nil else { throw APIError.invalidParameter("cursor", "needs limit (a cursor resumes a page)") }
-            guard PageCursor.decode(cursor) != nil else {
+            guard let cursor = SubscriberCursor.unwrap(text) else {
                 throw APIError.invalidParameter(
-                    "cursor", "not a cursor this server returned; pass the previous page's nextCursor unchanged")
+                    "cursor", "not a cursor this list returned; pass the previous page's nextCursor unchanged")
             }
+            return cursor
         }
         let audit = try await ledger.audit(
-            update: input.path.event, at: at, app: Caller.app(), limit: limit, after: input.query.cursor)
+            update: input.path.event, at: at, app: Caller.app(), limit: limit, after: after)
         metrics.recordVerdicts(audit.deliveries.map(\.verdict.rawValue))
-        return .ok(.init(body: .json(.rendered(audit.json))))
+        return .ok(.init(body: .json(.rendered(SubscriberCursor.wrapping(audit.json)))))
     }
 
     func listActivities(_ input: Operations.listActivities.Input) async throws -> Operations.listActivities.Output {
         let query = input.query
         if let cursor = query.cursor, PageCursor.decode(cursor) == nil {
             throw APIError.invalidParameter(
-                "cursor", "not a cursor this server returned; pass the previous page's nextCursor unchanged")
+                "cursor", "not a cursor this list returned; pass the previous page's nextCursor unchanged")
         }
         let filter = ActivityFilter(
             phase: query.phase.flatMap { Phase(rawValue: $0.rawValue) },
