@@ -82,13 +82,16 @@ struct CLIContractAuditTests {
         #expect(help.stdout.contains("Example"))
     }
 
-    @Test("timeline with --from after --to, and activities with --limit out of 1…1000, are bad input (exit 2)")
+    /// `--from` after `--to` is an empty window, as `GET /v1/activities/{id}/timeline` answers it (schema-valid
+    /// input is never 400 there): the CLI's `--json` and the HTTP body are one answer (until 2026-11-27 the CLI
+    /// alone refused it).
+    @Test("timeline with --from after --to is an empty window; activities with --limit out of 1…1000 is bad input")
     func emptyWindowAndLimit() throws {
         #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)
         let timeline = try cli(
-            "timeline", "R1", "--db", db, "--from", "2026-11-20T22:00:00Z", "--to", "2026-11-20T21:00:00Z")
-        #expect(timeline.status == 2, "\(timeline.stderr)")
-        #expect(timeline.stderr.contains("--from"), "\(timeline.stderr)")
+            "timeline", "R1", "--db", db, "--json", "--from", "2026-11-20T22:00:00Z", "--to", "2026-11-20T21:00:00Z")
+        #expect(timeline.status == 0, "\(timeline.stderr)")
+        #expect(timeline.stdout.contains(#""entries":[]"#), "\(timeline.stdout)")
         let limit = try cli("activities", "--db", db, "--limit", "0")
         #expect(limit.status == 2, "\(limit.stderr)")
         #expect(limit.stderr.contains("--limit"), "\(limit.stderr)")
