@@ -64,6 +64,9 @@ public final class EventStore: Sendable {
             } else {
                 try Self.refuseForeign(path: path, configuration: configuration, config: config)
                 pool = try DatabasePool(path: path, configuration: config)
+                // GRDB's WAL setup runs after `prepareDatabase` and sets the writer's `synchronous = NORMAL`: a
+                // store opened with `durability: .full` committed without syncing the WAL. Its level again.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
                 try Schema.migrator.migrate(pool)
             }
         } catch {

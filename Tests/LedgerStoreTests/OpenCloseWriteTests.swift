@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+import LedgerStore
+import LedgerTesting
+import Logging
+import Testing
+
+/// What opening, closing and a refused write leave in the file (README, "Shared files"): bad input writes nothing,
+/// a writing process leaves one file, and a write that cannot take the lock fails within the busy timeout.
+@Suite("Open, close and refused writes")
+struct OpenCloseWriteTests {
+    private static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    private static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    /// Drops the last reference to `store`, once the appends' continuations have let go of theirs.
+    private static func release(_ store: inout EventStore?) async throws {
+        let started = ContinuousClock.now
+        while !isKnownUniquelyReferenced(&store), ContinuousClock.now - started < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        store = nil
+    }
+
+    /// Disabled: GRDB 7.10's `DatabasePool.init` (`Database.setUpWALMode`) commits `CREATE TABLE grdb_issue_102;
+    /// DROP TABLE grdb_issue_102` whenever the `-wal` is missing or empty, and no configuration turns it off.
+    @Test(
+        "opening and closing an up-to-date ledger, and a refused append, leave its bytes as they were",
+        .disabled("GRDB's DatabasePool writes at open (grdb_issue_102): needs a GRDB change"))
+    func openCloseWritesNothing() async throws {
+        let fixture = try StoreFixture()
+        // A second file, written and closed: SQLite folded its WAL into it and removed the `-wal`.
+        let copy = fixture.directory.appendingPathComponent("closed.sqlite").path
+        var writer: EventStore? = try EventStore(
+            path: copy, configuration: StoreFixture.fastConfiguration, logger: Logger(label: "test"))
+        _ = try await writer!.append(AppendBatch(events: [event("s", id: "kept")]))
+        try await Self.release(&writer)
+        #expect(!FileManager.default.fileExists(atPath: copy + "-wal"))
+        let before = try #require(Self.bytes(copy))
+        for round in 0..<3 {
+            var store: EventStore? = try EventStore(
+                path: copy, configuration: StoreFixture.fastConfiguration, logger: Logger(label: "test"))
+            // An id re-sent with other content is refused: nothing of it may reach the file.
+            let refused = NewEvent(
+                id: "kept", stream: "s", type: "update", at: 1, recordedAt: 2, payload: Array(#"{"n":2}"#.utf8))
+            await #expect(throws: StoreError.self) { _ = try await store!.append(AppendBatch(events: [refused])) }
+            try await Self.release(&store)
+            #expect(Self.bytes(copy) == before, "round \(round): the file changed")
+            #expect(Self.size(copy + "-wal") == 0, "round \(round): a -wal of \(Self.size(copy + "-wal")) bytes")
+        }
+    }
+
+    @Test("a writer that cannot take the lock fails with busy within its busy timeout, not after the holder")
+    func busyWithinTimeout() async throws {
+        var configuration = StoreFixture.fastConfiguration
+        configuration.busyTimeout = .milliseconds(500)
+        let fixture = try StoreFixture(configuration: configuration)
+        _ = try await fixture.store.append(AppendBatch(events: [event("s")]))
+        let holder = try WriteLockHolder(path: fixture.path, seconds: 3)
+        let started = ContinuousClock.now
+        do {
+            _ = try await fixture.store.append(AppendBatch(events: [event("s")]))
+            Issue.record("the append waited for the holder and succeeded")
+        } catch let error as StoreError {
+            #expect(error.code == .busy, "\(error)")
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited < .milliseconds(2_000), "the append answered after \(waited)")
+        holder.waitUntilReleased()
+        // Once the lock is free the store writes again.
+        _ = try await fixture.store.append(AppendBatch(events: [event("s")]))
+        #expect(try fixture.store.lastPosition() == 2)
+    }
+
+    @Test("the writer keeps the configured durability: GRDB's WAL setup does not leave it at NORMAL")
+    func writerKeepsDurability() async throws {
+        let fixture = try StoreFixture(configuration: StoreConfiguration())  // durability .full
+        let level = try await fixture.store.pool.writeWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        }
+        #expect(level == 2, "synchronous is \(level ?? -1) on the writer, not FULL (2)")
+    }
+}
