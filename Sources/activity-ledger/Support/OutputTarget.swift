@@ -1,4 +1,7 @@
 #if canImport(Glibc)
+// `stat` is declared in CoreFoundation's module on Linux's Foundation (a release build refused its members
+// without this import).
+import CoreFoundation
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
