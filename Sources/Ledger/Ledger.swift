@@ -96,7 +96,10 @@ public final class Ledger: Sendable {
     }
 
     /// Closes a PostgreSQL ledger's connections (a file's pool closes with the ledger).
+    /// Closes the ledger for a process about to exit: a file's WAL is folded in and its connections closed
+    /// (`EventStore.close`), a PostgreSQL pool closed. Later use fails.
     public func close() async {
+        file?.close()
         if let postgres { await postgres.close() }
     }
 

@@ -5,6 +5,7 @@ import Ledger
 import LedgerPostgres
 import LedgerStore
 import Logging
+import Synchronization
 
 /// Exit codes scripts can rely on. Documented in the README.
 enum Exit {
@@ -14,12 +15,37 @@ enum Exit {
     static let storage: Int32 = 4
 }
 
+/// The ledgers this process opened for its command (``GlobalOptions/openLedger(mustExist:readOnly:)``), closed
+/// when the command ends, whatever it left running: a file's WAL is folded in before the process exits
+/// (`Ledger.close`). Found: `seal` exited while its thread-pool job still held the store, leaving a 6 MB `-wal`.
+enum OpenedLedgers {
+    private static let list = Mutex<[Ledger]>([])
+
+    static func add(_ ledger: Ledger) { list.withLock { $0.append(ledger) } }
+
+    static func closeAll() async {
+        let opened = list.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for ledger in opened { await ledger.close() }
+    }
+}
+
 /// Runs a command body: a failure becomes one line on stderr and its exit code (``reportFailure(_:db:)``, the one
 /// place a ``LedgerError`` code becomes an exit code). Anything else that is not ArgumentParser's own (usage,
-/// exit codes) is a storage failure: exit 4, the file named.
+/// exit codes) is a storage failure: exit 4, the file named. The ledgers the body opened are closed after it.
 func runReporting(db: String? = nil, _ body: () async throws -> Void) async throws {
+    let outcome: Result<Void, any Error>
     do {
         try await body()
+        outcome = .success(())
+    } catch {
+        outcome = .failure(error)
+    }
+    await OpenedLedgers.closeAll()
+    do {
+        try outcome.get()
     } catch let exit as ExitCode {
         throw exit
     } catch let exit as CleanExit {
@@ -113,7 +139,9 @@ extension GlobalOptions {
         try checkURL()
         var configuration: LedgerConfiguration = readOnly ? .readOnly : .init()
         configuration.store.busyTimeout = try busyTimeout(environment: ProcessInfo.processInfo.environment)
-        return try await Ledger.open(location, configuration: configuration, logger: StoreAccess.quietLogger)
+        let ledger = try await Ledger.open(location, configuration: configuration, logger: StoreAccess.quietLogger)
+        OpenedLedgers.add(ledger)
+        return ledger
     }
 
     /// The API keys of the ledger (a foreign file or database is refused, a new file created).

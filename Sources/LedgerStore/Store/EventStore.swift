@@ -78,6 +78,19 @@ public final class EventStore: Sendable {
     /// the pool's connections close (`WALCheckpointer.finish`).
     deinit { checkpointer?.finish() }
 
+    /// Folds the WAL into the file and closes the connections, for a process about to exit: then the file alone
+    /// holds every commit, whoever still holds the store. Going away (`deinit`) does the same only when the last
+    /// reference goes, which a command's thread-pool job could still hold as the process exited (found: `seal`
+    /// left a 6 MB `-wal` beside the file in 3–5 runs of 10). Later use of the store fails; a read-only store is
+    /// only closed. Errors are ignored: a reader of another process may keep the WAL, and it stays as it was.
+    public func close() {
+        if !configuration.readOnly {
+            checkpointer?.finish()
+            try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        }
+        try? pool.close()
+    }
+
     /// Replaces the inline projector for every later append.
     public func setProjector(_ projector: (any InlineProjector)?) {
         self.projector.withLock { $0 = projector }
