@@ -46,7 +46,7 @@ public struct ActivityPage: Sendable, Hashable {
     public var next: String?
 
     /// The cursor of the following page (pass it as `after`), nil on the last.
-    public var nextCursor: String? { next.map(PageCursor.encode) }
+    public var nextCursor: String? { next.map { PageCursor.encode($0, kind: .activities) } }
 
     public var json: JSONValue {
         .object([
@@ -79,7 +79,7 @@ extension Ledger {
     /// shown is exactly what `state --at` says.
     public func activities(_ filter: ActivityFilter) async throws -> ActivityPage {
         let after = try filter.after.map { text in
-            guard let id = PageCursor.decode(text) else {
+            guard let id = PageCursor.decode(text, kind: .activities) else {
                 throw LedgerError(
                     .badInput, "cursor: not a cursor this ledger returned; pass the previous page's nextCursor unchanged",
                     field: "cursor")

@@ -28,7 +28,7 @@ extension Ledger {
     {
         let asOf = at ?? Self.now()
         let after = try after.map { text in
-            guard let id = PageCursor.decode(text) else {
+            guard let id = PageCursor.decode(text, kind: .subscribers) else {
                 throw LedgerError(
                     .badInput, "cursor: not a cursor this ledger returned; pass the previous page's nextCursor unchanged",
                     field: "cursor")
@@ -151,7 +151,7 @@ public struct UpdateAudit: Sendable, Hashable {
         public var subscribers: Int
         /// The last activity listed when more follow.
         public var next: String?
-        public var nextCursor: String? { next.map(PageCursor.encode) }
+        public var nextCursor: String? { next.map { PageCursor.encode($0, kind: .subscribers) } }
     }
 
     /// `{"event", "type", "stream", "audits": [{"activity", "deliveries": [one]}], "deliveries": [...]}` (the

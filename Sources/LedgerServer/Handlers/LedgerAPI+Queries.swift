@@ -37,23 +37,22 @@ extension LedgerAPI {
     func getUpdateAudit(_ input: Operations.getUpdateAudit.Input) async throws -> Operations.getUpdateAudit.Output {
         let at = try TimeParameter.parse(input.query.at, name: "at")
         let limit = try input.query.limit.map { try Self.limit($0, default: 100, max: 1000) }
-        let after = try input.query.cursor.map { text in
+        if let cursor = input.query.cursor {
             guard limit != nil else { throw APIError.invalidParameter("cursor", "needs limit (a cursor resumes a page)") }
-            guard let cursor = SubscriberCursor.unwrap(text) else {
+            guard PageCursor.decode(cursor, kind: .subscribers) != nil else {
                 throw APIError.invalidParameter(
                     "cursor", "not a cursor this list returned; pass the previous page's nextCursor unchanged")
             }
-            return cursor
         }
         let audit = try await ledger.audit(
-            update: input.path.event, at: at, app: Caller.app(), limit: limit, after: after)
+            update: input.path.event, at: at, app: Caller.app(), limit: limit, after: input.query.cursor)
         metrics.recordVerdicts(audit.deliveries.map(\.verdict.rawValue))
-        return .ok(.init(body: .json(.rendered(SubscriberCursor.wrapping(audit.json)))))
+        return .ok(.init(body: .json(.rendered(audit.json))))
     }
 
     func listActivities(_ input: Operations.listActivities.Input) async throws -> Operations.listActivities.Output {
         let query = input.query
-        if let cursor = query.cursor, PageCursor.decode(cursor) == nil {
+        if let cursor = query.cursor, PageCursor.decode(cursor, kind: .activities) == nil {
             throw APIError.invalidParameter(
                 "cursor", "not a cursor this list returned; pass the previous page's nextCursor unchanged")
         }
