@@ -84,21 +84,16 @@ struct ProxiedExchange: Sendable {
         return Self.milliseconds(timestamp) == nil
     }
 
-    /// A 410 `timestamp` as Unix milliseconds, the form the mapping reads: APNs' integer; a fraction cut to the
-    /// millisecond; an RFC 3339 string (SPEC §3 allows both forms). Nil outside the years 0000–9999 or not a time.
+    /// A 410 `timestamp` as Unix milliseconds, the form the mapping reads: the ledger's rule
+    /// (`Ledger.apnsMilliseconds`: APNs' integer or an RFC 3339 string, in the years 0000–9999), after a fraction
+    /// is cut to the millisecond (which the proxy records rather than refuses).
     static func milliseconds(_ timestamp: JSONValue) -> Int64? {
-        let milliseconds: Int64?
-        switch timestamp {
-        case .number(let number):
-            // A fraction is cut to the millisecond; 1e17 bounds the conversion (the range check follows).
+        if case .number(let number) = timestamp, number.int64Value == nil {
+            // 1e17 bounds the conversion; the ledger's rule checks the range.
             let double = number.doubleValue
-            let cut = double.isFinite && abs(double) < 1e17 ? Int64(double.rounded(.down)) : nil
-            milliseconds = number.int64Value ?? cut
-        case .string(let text):
-            milliseconds = Instant(rfc3339: text)?.milliseconds
-        default:
-            milliseconds = nil
+            guard double.isFinite, abs(double) < 1e17 else { return nil }
+            return Ledger.apnsMilliseconds(.int(Int64(double.rounded(.down))))
         }
-        return milliseconds.flatMap { Instant(unixMilliseconds: JSONNumber(literal: String($0)))?.milliseconds }
+        return Ledger.apnsMilliseconds(timestamp)
     }
 }

@@ -88,7 +88,12 @@ extension Ledger {
             let attempt = attempt ?? String(at.milliseconds)
             let pushID = DerivedID.uuid("apns:\(apnsID):\(attempt):push")
             var retry = try events(contentID: contentID, pushID: pushID)
-            let recorded = try? await event(id: contentID, app: app).event
+            let recorded: LedgerEvent?
+            do {
+                recorded = try await event(id: contentID, app: app).event
+            } catch let error as LedgerError where error.code == .notFound {
+                recorded = nil
+            }
             if let recorded, recorded.stream == retry[0].stream, recorded.data == retry[0].data {
                 retry.removeFirst()
             } else {
@@ -99,8 +104,8 @@ extension Ledger {
     }
 
     /// A 410 `timestamp` as APNs gives it (Unix milliseconds) or as RFC 3339, in whole milliseconds; nil when it is
-    /// neither, or out of the ledger's years.
-    static func apnsMilliseconds(_ timestamp: JSONValue) -> Int64? {
+    /// neither, or out of the ledger's years. The one rule for `/v1/apns` and the APNs proxy.
+    public static func apnsMilliseconds(_ timestamp: JSONValue) -> Int64? {
         switch timestamp {
         case .number(let number): Instant(unixMilliseconds: number)?.milliseconds
         case .string(let text): Instant(rfc3339: text)?.milliseconds

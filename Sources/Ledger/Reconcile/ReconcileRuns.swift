@@ -32,7 +32,7 @@ enum ReconcileRuns {
     /// way); nil when there is no such place.
     static func legacyKey(_ run: String, app: String?) -> String? {
         guard let app, !app.isEmpty, !app.utf8.contains(UInt8(ascii: "/")) else { return nil }
-        return "\(app)/\(run)"
+        return eventRun(run, app: app)
     }
 
     /// The run as the `reconcile` events of its findings name it (`data.run`) and their ids derive from it:
