@@ -146,6 +146,13 @@ struct WebViewTests {
                 let reply = try await client.get("/v1/activities?tokenPrefix=\(bad)", key: service.read)
                 #expect(reply.status == 400 && reply.errorField == "tokenPrefix", "\(bad): \(reply.text)")
             }
+            // A whole token is hex digits too: "zz" listed nothing with a 200, as if it were a token nobody had.
+            let whole = try await client.get("/v1/activities?token=abcdef0123", key: service.read)
+            #expect(whole.json?["activities"]?.arrayValue?.map { $0["activity"]?.stringValue } == ["R1"], "\(whole.text)")
+            for bad in ["zz", "", "ab%20"] {
+                let reply = try await client.get("/v1/activities?token=\(bad)", key: service.read)
+                #expect(reply.status == 400 && reply.errorField == "token", "\(bad): \(reply.text)")
+            }
         }
     }
 }

@@ -89,6 +89,10 @@ extension Ledger {
         if let prefix = filter.tokenPrefix, prefix.isEmpty || prefix.utf8.count > 200 || !Hex.isDigits(prefix.utf8) {
             throw LedgerError(.badInput, "tokenPrefix: expected 1–200 hex digits", field: "tokenPrefix")
         }
+        // A push token is hex digits (the codec's rule for `token` events): anything else could only list nothing.
+        if let token = filter.token, token.isEmpty || !Hex.isDigits(token.utf8) {
+            throw LedgerError(.badInput, "token: expected a push token of hex digits", field: "token")
+        }
         let asOf = filter.at ?? Self.now()
         return try await read { db in try self.activities(db, filter, after: after, asOf: asOf) }
     }

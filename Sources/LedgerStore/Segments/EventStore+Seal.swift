@@ -1,6 +1,7 @@
 import CZstd
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// What one call of `seal` did.
 public struct SealReport: Sendable, Hashable {
@@ -34,9 +35,16 @@ extension EventStore {
     /// Seals every event up to `through` (default: the whole log) that is not sealed yet, in segments of at most
     /// `configuration.segmentEvents` events. `progress` receives (sealed through, target) after each segment;
     /// `continuing` is asked before each one (false: stop there, e.g. at shutdown).
+    ///
+    /// `lockWait` bounds how long each of its write transactions waits for another process's lock (default: the
+    /// store's busy timeout). The background sealer passes a short one: GRDB runs the writer's jobs one at a time,
+    /// so an append queued behind a sealing write that waits out the busy timeout would wait up to twice it (found
+    /// 2026-11-27: `serve` answered a `POST` 200 after 6 s, with a 5 s timeout, while another process held the lock
+    /// 8.5 s). A sealing write that gives up is tried again at the next interval.
     @discardableResult
     public func seal(
-        through: Int64? = nil, continuing: () -> Bool = { true }, progress: ((Int64, Int64) -> Void)? = nil
+        through: Int64? = nil, continuing: () -> Bool = { true }, lockWait: Duration? = nil,
+        progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> SealReport {
         if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
         var report = SealReport(segments: 0, events: 0, rowPayloadBytes: 0, sealedBytes: 0, sealedThrough: 0)
@@ -45,7 +53,17 @@ extension EventStore {
         func timedWrite<T>(_ body: (Database) throws -> T) throws -> T {
             let started = clock.now
             defer { report.longestWriteSeconds = max(report.longestWriteSeconds, (clock.now - started).seconds) }
-            return try pool.write(body)
+            guard let lockWait else { return try pool.write(body) }
+            return try pool.writeWithoutTransaction { db in
+                sqlite3_busy_timeout(db.sqliteConnection, lockWait.sqliteMilliseconds)
+                defer { sqlite3_busy_timeout(db.sqliteConnection, configuration.busyTimeout.sqliteMilliseconds) }
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
         }
         func purge() throws {
             while continuing(), let freed = try timedWrite({ db in try Self.purgeDeadRows(db, limit: Self.purgeRows) }) {
@@ -73,7 +91,7 @@ extension EventStore {
         } catch let error as RowDecodingError {
             throw error.storeError
         } catch {
-            throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
+            throw Self.storageError(error, path: path, busyTimeout: lockWait ?? configuration.busyTimeout)
         }
     }
 

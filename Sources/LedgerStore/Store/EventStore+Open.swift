@@ -117,4 +117,7 @@ extension Duration {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
+
+    /// Milliseconds for `sqlite3_busy_timeout`, as GRDB's `busyMode = .timeout` sets them.
+    var sqliteMilliseconds: Int32 { Int32(clamping: Int64(seconds * 1000)) }
 }

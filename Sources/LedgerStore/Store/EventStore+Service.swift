@@ -35,7 +35,7 @@ extension EventStore: Service {
             do {
                 guard let through = try sealingDue(keepUnsealed: sealing.keepUnsealed) else { continue }
                 let report = try await onOwnThread { [self] in
-                    try seal(through: through, continuing: { !stopping.isSet })
+                    try seal(through: through, continuing: { !stopping.isSet }, lockWait: Self.backgroundLockWait)
                 }
                 if report.segments > 0 {
                     logger.info(
@@ -51,6 +51,10 @@ extension EventStore: Service {
             }
         }
     }
+
+    /// How long a background sealing write waits for another process's lock before giving up until the next
+    /// interval: an append queued behind it then still answers within about its own busy timeout.
+    static let backgroundLockWait = Duration.milliseconds(50)
 
     /// The last position of the whole segments beyond the newest `keepUnsealed` events, or nil when there is
     /// not one whole segment to seal.
