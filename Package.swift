@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(
             name: "LedgerTests",
             dependencies: [
-                "Ledger", "LedgerStore", "LedgerPostgres", "ActivityModel", "LedgerTesting",
+                "Ledger", "LedgerStore", "LedgerPostgres", "ActivityModel", "LedgerTesting", "Formats",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -37,6 +37,14 @@ struct FormatsTests {
         #expect(Array(random.utf8)[14] == UInt8(ascii: "4"))
         #expect(CanonicalUUID.make(version: 8, from: [UInt8](repeating: 0xFF, count: 20))
             == "ffffffff-ffff-8fff-bfff-ffffffffffff")
+        // Version 7: the Unix milliseconds in the first 48 bits (RFC 9562's example time), so later sorts after.
+        let ordered = CanonicalUUID.timeOrdered(milliseconds: 0x017F_22E2_79B0, using: &generator)
+        #expect(ordered.hasPrefix("017f22e2-79b0-7"), "\(ordered)")
+        #expect("89ab".contains(Array(ordered)[19]), "\(ordered)")
+        let times: [Int64] = [0, 1, 255, 256, 1_764_000_000_000, 1_764_000_000_001, 0xFFFF_FFFF_FFFF]
+        let ids = times.map { CanonicalUUID.timeOrdered(milliseconds: $0, using: &generator) }
+        #expect(ids == ids.sorted(), "\(ids)")
+        #expect(ids.allSatisfy { CanonicalUUID.bytes($0) != nil })
     }
 
     @Test("JSON strings escape quote, backslash and controls only, and read back as the same text")

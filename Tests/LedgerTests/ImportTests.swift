@@ -1,4 +1,5 @@
 import ActivityModel
+import Formats
 import Foundation
 import Ledger
 import LedgerStore
@@ -24,6 +25,35 @@ struct ImportTests {
         #expect(error?.line == 4)
         #expect(error?.description.contains("timestamp") == true)
         #expect(try temp.ledger.store.lastPosition() == 0)
+    }
+
+    /// Random (version 4) ids put every id-less event on a random leaf of the unique id index, a whole page in
+    /// each commit's WAL; version 7 ids grow at the index's end.
+    @Test("events sent without an id get time-ordered (version 7) UUIDs of the time they arrived, on both doors")
+    func idlessEventsGetTimeOrderedIDs() async throws {
+        let temp = try TemporaryLedger()
+        let before = Ledger.now().milliseconds
+        let lines = (0..<3).map { index in
+            #"{"stream":"activity:T\#(index)","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"A","attributes":{},"content":{"state":{"n":\#(index)}},"pushType":"token"}}"#
+        }
+        _ = try await temp.ledger.importJSONLines(try JSONLinesReader(path: try temp.write(lines[0], to: "one.jsonl")))
+        try await Task.sleep(for: .milliseconds(3))
+        _ = try await temp.ledger.append([try EventCodec.decode(lines[1])])
+        try await Task.sleep(for: .milliseconds(3))
+        _ = try await temp.ledger.append([try EventCodec.decode(lines[2])])
+        let after = Ledger.now().milliseconds
+        var ids: [String] = []
+        try await temp.ledger.exportLines { line, _ in
+            ids.append(try EventCodec.decode(String(decoding: line, as: UTF8.self)).id ?? "")
+            return true
+        }
+        #expect(ids.count == 3 && ids == ids.sorted(), "\(ids)")
+        for id in ids {
+            let bytes = try #require(CanonicalUUID.bytes(id), "\(id)")
+            #expect(bytes[6] >> 4 == 7, "\(id)")
+            let milliseconds = bytes.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            #expect((before...after).contains(milliseconds), "\(id): \(milliseconds) not in \(before)…\(after)")
+        }
     }
 
     @Test("an event over the size limit is refused with its line, and nothing is written")

@@ -158,10 +158,13 @@ extension Ledger {
         }
     }
 
+    /// An event without an id gets a new time-ordered UUID (version 7): the unique id index then grows at its end
+    /// for these events, where a random one (version 4) dirtied a random leaf page per event in every commit.
     static func withID(_ event: LedgerEvent) -> LedgerEvent {
         guard event.id == nil else { return event }
         var event = event
-        event.id = CanonicalUUID.random()
+        var generator = SystemRandomNumberGenerator()
+        event.id = CanonicalUUID.timeOrdered(milliseconds: now().milliseconds, using: &generator)
         return event
     }
 
