@@ -51,6 +51,24 @@ struct BadInputTests {
         }
     }
 
+    /// Foundation's encoder refuses one level fewer than its decoder reads: a content state 508 arrays deep was a
+    /// 500, and `/v1/apns` answered 400 with 7 KB of Swift types. Every depth is a 2xx or a short 4xx.
+    @Test("deeply nested JSON is never a 5xx, on every door that re-encodes a generated document")
+    func deepNesting() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            for depth in 504...512 {
+                let state = #"{"a":"# + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
+                let event = #"{"stream":"activity:D\#(depth)","type":"request","at":"2026-01-01T00:00:00Z","data":{"attributesType":"R","attributes":{},"content":{"state":\#(state)},"pushType":"token"}}"#
+                let apns = #"{"activity":"D\#(depth)","request":{"token":"abcd","headers":{"apns-push-type":"liveactivity"},"payload":{"aps":{"event":"update","timestamp":1,"content-state":\#(state)}}},"response":{"status":200}}"#
+                for (path, body) in [("/v1/events", event), ("/v1/batches", #"{"events":[\#(event)]}"#), ("/v1/apns", apns)] {
+                    let reply = try await client.post(path, key: service.ingest, body)
+                    #expect(reply.status < 500 && reply.text.utf8.count < 400, "\(path) at \(depth): \(reply.status) \(reply.text.prefix(300))")
+                }
+            }
+        }
+    }
+
     @Test("a missing required field is 400 naming it")
     func missingField() async throws {
         let service = try TestService()
