@@ -26,6 +26,8 @@ struct HTTPBenchmark: AsyncParsableCommand {
     @Option(help: "Directory for the benchmark file.") var directory = NSTemporaryDirectory()
     @Flag(name: .customLong("ascending-ids"), help: "Replace the corpus's random event ids by ascending UUIDs.")
     var ascendingIDs = false
+    @Flag(name: .customLong("without-ids"), help: "Send the corpus's events without ids: the server gives each one.")
+    var withoutIDs = false
 
     func run() async throws {
         let binary = server ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -60,6 +62,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
             lines = lines.enumerated().map { index, line in
                 "{\"id\":\"" + StoreBenchmark.ascendingID(count: index) + line.dropFirst(prefix + 36)
             }
+        }
+        if withoutIDs {
+            // `{"id":"<36 characters>",` goes: the server's own ids (version 7 since session 26).
+            let member = "{\"id\":\"".count + 36 + 2
+            lines = lines.map { "{" + $0.dropFirst(member) }
         }
         let batches = stride(from: 0, to: events, by: batch).map { start in
             let body = "{\"events\":[" + lines[start..<min(events, start + batch)].joined(separator: ",") + "]}"
