@@ -29,9 +29,11 @@ struct CLIParityTests {
             let appended = try await client.post("/v1/batches", key: service.ingest, batch)
             #expect(appended.status == 200, "\(appended.text)")
 
-            let snapshot = #"{"installation":"I-9","at":"2026-11-20T21:10:00Z","activities":[{"activity":"P1","attributesType":"RideAttributes","activityState":"active","contentTimestamp":1763672700}]}"#
+            let snapshot = #"{"installation":"I-9","at":"2026-11-20T21:10:00Z","activities":[{"activity":"P1","attributesType":"RideAttributes","activityState":"active","contentTimestamp":1763672700,"pushToken":"def456"}]}"#
             let planned = try await client.post("/v1/resync", key: service.ingest, snapshot)
             #expect(planned.status == 200, "\(planned.text)")
+            // The device's token differs from the ledger's: rebind (HTTP dropped `pushToken`, planning without it).
+            #expect(planned.json?["actions"]?.arrayValue?.first?["action"]?.stringValue == "rebind", "\(planned.text)")
             let truth = #"{"activity":"P1","state":{"eta":1},"done":false}"# + "\n" + #"{"activity":"P2","done":true}"#
             let started = try await client.post(
                 "/v1/reconciliations?run=night-1&at=\(Self.asOf)", key: service.admin, truth,

@@ -128,4 +128,24 @@ struct ReconcileResyncTests {
         let error = #expect(throws: LedgerError.self) { try DeviceSnapshot(json: Array(bad.utf8)) }
         #expect(error?.field == "activities[0].activityState")
     }
+
+    /// Found by a probe: the doors read snapshots with a second parser that took a key given twice, a non-hex push
+    /// token and an activity listed twice (whose second entry was dropped without a word).
+    @Test("a snapshot is refused, naming the field, for a key given twice, a push token that is not hex, an activity listed twice")
+    func refusesContradictorySnapshots() throws {
+        let entry = #"{"activity":"A","attributesType":"T","activityState":"active"}"#
+        let refused: [(String, String)] = [
+            (#"{"installation":"I1","installation":"I2","at":1,"activities":[]}"#, "installation"),
+            (#"{"installation":"I1","at":1,"activities":[{"activity":"A","attributesType":"T","activityState":"active","pushToken":"zz"}]}"#, "activities[0].pushToken"),
+            (#"{"installation":"I1","at":1,"activities":[{"activity":"A","attributesType":"T","activityState":"active","pushToken":""}]}"#, "activities[0].pushToken"),
+            (#"{"installation":"I1","at":1,"activities":[\#(entry),{"activity":"B","activityState":"ended"},\#(entry)]}"#, "activities[2].activity"),
+            (#"{"installation":"Café","at":1,"activities":[]}"#, "installation"),
+        ]
+        for (text, field) in refused {
+            let error = #expect(throws: LedgerError.self, "\(text)") { try DeviceSnapshot(json: Array(text.utf8)) }
+            #expect(error?.field == field, "\(text): \(String(describing: error))")
+        }
+        let token = try DeviceSnapshot(json: Array(#"{"installation":"I1","at":1,"activities":[{"activity":"A","activityState":"active","pushToken":"AbC012"}]}"#.utf8))
+        #expect(token.activities.first?.pushToken == "AbC012" && token.activities.first?.attributesType == "")
+    }
 }

@@ -43,6 +43,16 @@ struct FieldReader {
         try checkedName(key, try string(key))
     }
 
+    /// A name that must also be in Unicode NFC (names outside events: snapshots; events' names are checked where
+    /// they are stored, `Ledger.newEvent`).
+    func nfcName(_ key: String) throws(EventDecodingError) -> String {
+        let name = try name(key)
+        guard Identifier.isNFC(name) else {
+            throw EventDecodingError(code: .wrongType, field: fieldPath(key), expected: "a name in NFC", found: Identifier.notNFC)
+        }
+        return name
+    }
+
     func optionalName(_ key: String) throws(EventDecodingError) -> String? {
         guard let name = try optionalString(key) else { return nil }
         return try checkedName(key, name)
