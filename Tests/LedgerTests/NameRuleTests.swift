@@ -114,5 +114,28 @@ struct NameRuleTests {
         let found = try #require(try await temp.ledger.nightlyReport(run: "old", app: "com.A"))
         #expect(found.at == recorded.at)
         #expect(try await temp.ledger.nightlyReport(run: "old", app: "com.B") == nil)
+        // An app-less run keyed by its bare id (until session 26) is still found without an app.
+        _ = try await temp.ledger.nightly(truth: try F.reader("", in: temp, name: "bare.jsonl"), runID: "plain", at: F.instant(120), app: nil)
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE reconcile_runs SET run = 'plain' WHERE run = ?", arguments: ["\u{1F}plain"])
+        }
+        #expect(try await temp.ledger.nightlyReport(run: "plain", app: nil) != nil)
+    }
+
+    /// Found by a probe: an app-less run was keyed by its bare id, which is also the older form of an app's key, so
+    /// app `com.a` read the app-less run `com.a/r7` as its own `r7` and could never record its own `r7`.
+    @Test("an app-less run named <app>/<run> is not that app's run")
+    func applessRunIsNotAnAppsRun() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(F.request("PLAIN"), app: nil)
+        let appless = try await temp.ledger.nightly(
+            truth: try F.reader(F.truth("PLAIN", state: #"{"eta":1}"#), in: temp), runID: "com.a/r7", at: F.instant(120),
+            app: nil)
+        #expect(appless.status == .recorded)
+        #expect(try await temp.ledger.nightlyReport(run: "r7", app: "com.a") == nil)
+        let own = try await temp.ledger.nightly(
+            truth: try F.reader("", in: temp, name: "empty.jsonl"), runID: "r7", at: F.instant(120), app: "com.a")
+        #expect(own.status == .recorded)
+        #expect(try await temp.ledger.nightlyReport(run: "com.a/r7", app: nil)?.entries.count == appless.entries.count)
     }
 }

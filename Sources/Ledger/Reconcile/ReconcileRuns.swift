@@ -19,19 +19,24 @@ enum ReconcileRuns {
     }
 
     /// The key a run's report is recorded under: run ids are per app (`<app>` U+001F `<run>`, as `Namespaced`
-    /// qualifies names; bare for the app-less namespace), so one app can neither read nor replay another's run,
-    /// and the CLI with `--app` and that app's key over HTTP name the same run. U+001F is refused in apps and run
-    /// ids, so no two (app, run) pairs share a key. Until 2026-11-27 the key was `<app>/<run>`, which an app
-    /// named `com.A/x` shared with app `com.A`'s run `x/…` (found: one app read another's report); those rows
-    /// are still found (`legacyKey`).
+    /// qualifies names; U+001F `<run>` for the app-less namespace), so one app can neither read nor replay
+    /// another's run, and the CLI with `--app` and that app's key over HTTP name the same run. U+001F is refused in
+    /// apps and run ids, so no two (app, run) pairs share a key, and no key has the form of an older one:
+    /// - until 2026-11-27 13:00 UTC an app's run was keyed `<app>/<run>`, which an app named `com.A/x` shared with
+    ///   app `com.A`'s run `x/…` (found: one app read another's report);
+    /// - until session 26 an app-less run was keyed by its bare id, so an app-less run named `com.a/r7` was found
+    ///   as app `com.a`'s run `r7` by the fallback below (found by a probe: that app read it, and could never record
+    ///   its own `r7`).
+    /// Rows of both older forms are still found (`legacyKey`).
     static func key(_ run: String, app: String?) -> String {
-        Namespaced.qualify(run, app: app ?? "")
+        (app ?? "") + "\u{1F}" + run
     }
 
-    /// Where a report recorded before 2026-11-27 lies, for an app whose name has no `/` (those keys split only one
-    /// way); nil when there is no such place.
+    /// Where a report recorded in an older form lies: the bare run id for the app-less namespace; `<app>/<run>` for
+    /// an app whose name has no `/` (those keys split only one way); nil for other apps.
     static func legacyKey(_ run: String, app: String?) -> String? {
-        guard let app, !app.isEmpty, !app.utf8.contains(UInt8(ascii: "/")) else { return nil }
+        guard let app, !app.isEmpty else { return run }
+        guard !app.utf8.contains(UInt8(ascii: "/")) else { return nil }
         return eventRun(run, app: app)
     }
 
