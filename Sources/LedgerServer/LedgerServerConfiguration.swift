@@ -11,6 +11,10 @@ public struct LedgerServerConfiguration: Sendable {
     /// How often a waiting feed request re-reads the head position when no append signalled it (appends
     /// from another process, e.g. `import`, do not signal).
     public var feedPollInterval: Duration
+    /// How many feed requests may wait for an append at once; more are answered at once with what there is (a
+    /// shorter poll is still correct). Each waiting poll holds its connection and ~50 KB: a client that opened
+    /// thousands of polls and dropped them held 5,000 sockets and 324 MB until their waits ran out.
+    public var maxWaitingFeeds: Int = 1024
     /// How long an authenticated key is remembered; a revoked key keeps working for at most this long (SPEC §7:
     /// revocation takes effect within a second, also when `keys revoke` runs in another process).
     public var apiKeyCacheTTL: Duration

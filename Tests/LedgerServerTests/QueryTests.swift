@@ -144,6 +144,31 @@ struct QueryTests {
         }
     }
 
+    /// Found by a probe: 5,000 polls whose clients went away held their sockets and 324 MB until the waits ran out.
+    @Test("beyond maxWaitingFeeds, a long-poll answers at once with what there is")
+    func waitingFeedsBounded() async throws {
+        var configured = try TestService()
+        configured.configuration.maxFeedWaitSeconds = 30
+        configured.configuration.maxWaitingFeeds = 2
+        let service = configured
+        try await service.test { client async throws in
+            #expect(try await client.post("/v1/batches", key: service.ingest, Self.rideEvents).status == 200)
+            async let first = client.get("/v1/feed?after=2&wait=3", key: service.read)
+            async let second = client.get("/v1/feed?after=2&wait=3", key: service.read)
+            try await Task.sleep(for: .milliseconds(500))
+            let start = ContinuousClock.now
+            let third = try await client.get("/v1/feed?after=2&wait=3", key: service.read)
+            #expect(ContinuousClock.now - start < .milliseconds(1500), "the third poll waited")
+            #expect(third.status == 200 && third.json?["events"]?.arrayValue?.isEmpty == true, "\(third.text)")
+            let waited = try await [first, second]
+            #expect(waited.allSatisfy { $0.status == 200 })
+            // Their places are free again: a poll waits once more.
+            let again = ContinuousClock.now
+            _ = try await client.get("/v1/feed?after=2&wait=1", key: service.read)
+            #expect(ContinuousClock.now - again >= .milliseconds(900))
+        }
+    }
+
     /// Appends `event` while `client` has a request pending, and returns the status. A live test client has one
     /// HTTP/1.1 connection, where the append would wait behind that request: there it gets a connection of its own.
     /// The in-process router serves requests side by side.

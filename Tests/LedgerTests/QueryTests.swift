@@ -16,6 +16,25 @@ struct QueryTests {
         {"id":"10000000-0000-4000-8000-000000000005","stream":"activity:R1","type":"observe","at":"2026-11-20T21:06:00Z","source":"device","data":{"activityState":"active","contentTimestamp":1795208700}}
         """
 
+    /// Found by a probe: `limit=10000` of ~250 KB events made one answer of up to 2.5 GB.
+    @Test("a feed page stops after the event that brings its payloads past 8 MiB, and the next page goes on from there")
+    func feedPageBytes() async throws {
+        let temp = try TemporaryLedger()
+        let blob = String(repeating: "x", count: 200_000)
+        let lines = (0..<60).map { index in
+            #"{"stream":"activity:BIG\#(index)","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"A","attributes":{"blob":"\#(blob)"},"content":{"state":{"n":\#(index)}}}}"#
+        }
+        for chunk in stride(from: 0, to: lines.count, by: 10) {
+            try await temp.append(lines[chunk..<chunk + 10].joined(separator: "\n"))
+        }
+        let first = try await temp.ledger.feed(after: 0, limit: 10_000)
+        #expect((40..<60).contains(first.events.count), "\(first.events.count)")
+        #expect(first.lastPosition == first.events.last?.position)
+        let second = try await temp.ledger.feed(after: first.lastPosition, limit: 10_000)
+        #expect(first.events.count + second.events.count == 60)
+        #expect(second.events.first?.position == first.lastPosition + 1)
+    }
+
     @Test("state as of a past time shows what the Lock Screen showed then")
     func stateAsOf() async throws {
         let temp = try TemporaryLedger()

@@ -18,6 +18,11 @@ extension Ledger {
     /// The events after `after`, in log order, at most `limit`, of `app`'s namespace only (nil: the app-less one).
     /// Memory stays bounded by `limit` and the scan by `limit × 64` rows, so a consumer of a quiet app
     /// does not make the server read the whole log in one request.
+    /// A page ends after the event that brings its payloads to this many bytes, whatever `limit` says: 10,000
+    /// events of up to 256 KB made a 2.5 GB answer, and 16 concurrent pages of 100 MB took the server from 220 MB
+    /// to 2.2 GB (found by a probe). `lastPosition` says where the next page starts, as for `limit`.
+    public static let feedPageBytes = 8 << 20
+
     public func feed(after: Int64, limit: Int, app: String? = nil) async throws -> FeedSlice {
         try await read { db in try self.feed(db, after: after, limit: limit, app: app) }
     }
@@ -28,12 +33,14 @@ extension Ledger {
         var last = after
         let namespace = app ?? ""
         var scanned = 0
+        var bytes = 0
         try db.forEachEvent(after: after) { recorded in
             scanned += 1
             last = recorded.position
             guard Namespaced.belongs(recorded.stream, to: namespace) else { return scanned < limit * 64 }
             events += readable([recorded], Self.logged)
-            return events.count < limit && scanned < limit * 64
+            bytes += recorded.payload.count
+            return events.count < limit && scanned < limit * 64 && bytes < Self.feedPageBytes
         }
         return FeedSlice(events: events, lastPosition: last)
     }

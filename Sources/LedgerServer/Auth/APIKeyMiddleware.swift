@@ -28,7 +28,9 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         // The logs name the app and key through `Caller.metadataProvider`.
         return try await Caller.$key.withValue(key) {
-            try await next(request, context)
+            try await Caller.$recheck.withValue({ [keys] in try keys.authenticate(secret)?.allows(scope) == true }) {
+                try await next(request, context)
+            }
         }
     }
 

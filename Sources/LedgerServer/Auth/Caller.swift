@@ -7,6 +7,16 @@ import Logging
 /// receive only their typed input.
 enum Caller {
     @TaskLocal static var key: APIKey?
+    /// Asks again, through the key cache (so within its TTL of a revocation), whether the caller's key still
+    /// holds the route's scope. Set by ``APIKeyMiddleware``.
+    @TaskLocal static var recheck: (@Sendable () throws -> Bool)?
+
+    /// Throws 401 when the caller's key was revoked since the request began: a request that waits (a feed
+    /// long-poll) must not hand out what was appended after its key stopped working (found by a probe: a poll
+    /// opened before `keys revoke` returned events appended 4 s after it).
+    static func checkStillAuthorized() throws {
+        guard let recheck, try recheck() else { throw APIError.unauthorized("unknown or revoked API key") }
+    }
 
     /// The app of the current key; the middleware guarantees one on every `/v1/` route.
     static func app() throws -> String {

@@ -86,11 +86,17 @@ extension LedgerAPI {
         let deadline = ContinuousClock.now + .milliseconds(Int64(heldFor * 1000))
         var page = try await ledger.feed(after: after, limit: limit, app: app)
         // Long-poll: wait for an append (signalled — on PostgreSQL, any process's — or polled) until the deadline. On graceful shutdown the server
-        // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead.
-        while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
-            let remaining = deadline - ContinuousClock.now
-            await ledger.waitForAppend(timeout: min(remaining, configuration.feedPollInterval))
-            page = try await ledger.feed(after: after, limit: limit, app: app)
+        // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead. At most
+        // `maxWaitingFeeds` wait at once; beyond that a poll answers at once.
+        if page.events.isEmpty, heldFor > 0, waitingFeeds.enter(limit: configuration.maxWaitingFeeds) {
+            defer { waitingFeeds.leave() }
+            while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
+                let remaining = deadline - ContinuousClock.now
+                await ledger.waitForAppend(timeout: min(remaining, configuration.feedPollInterval))
+                page = try await ledger.feed(after: after, limit: limit, app: app)
+            }
+            // The key may have been revoked while the poll waited: what was appended since is not for it.
+            try Caller.checkStillAuthorized()
         }
         page.lastPosition = max(page.lastPosition, after)
         return .ok(.init(body: .json(.rendered(page.json))))

@@ -2,6 +2,7 @@ import ActivityModel
 internal import Foundation
 import Ledger
 import Logging
+import Synchronization
 internal import OpenAPIRuntime
 
 /// The handlers of `Schemas/openapi.yaml`: parse, call the ``Ledger`` in the caller's app, render the typed
@@ -12,6 +13,8 @@ struct LedgerAPI: APIProtocol {
     let configuration: LedgerServerConfiguration
     let metrics: ServerMetrics
     let logger: Logger
+    /// Feed requests waiting for an append now (`LedgerServerConfiguration.maxWaitingFeeds`).
+    let waitingFeeds = WaitingFeeds()
 
     func getHealth(_ input: Operations.getHealth.Input) async throws -> Operations.getHealth.Output {
         let position = try await ledger.lastPosition()
@@ -30,4 +33,18 @@ struct LedgerAPI: APIProtocol {
         }
         return value
     }
+}
+
+/// A count of waiting feed requests, shared by every copy of the handlers.
+final class WaitingFeeds: Sendable {
+    private let count = Atomic(0)
+
+    /// Takes a place if fewer than `limit` are taken.
+    func enter(limit: Int) -> Bool {
+        if count.add(1, ordering: .relaxed).newValue <= limit { return true }
+        count.subtract(1, ordering: .relaxed)
+        return false
+    }
+
+    func leave() { count.subtract(1, ordering: .relaxed) }
 }

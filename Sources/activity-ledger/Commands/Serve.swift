@@ -13,7 +13,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the HTTP service (Schemas/openapi.yaml) on the ledger file.",
         discussion: """
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
-            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_BUSY_TIMEOUT, \
+            --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_MAX_WAITING_FEEDS, \
+            LEDGER_BUSY_TIMEOUT, \
             LEDGER_IDLE_TIMEOUT, LEDGER_HEAD_TIMEOUT, LEDGER_BODY_TIMEOUT, LEDGER_KEEP_UNSEALED. Older events are sealed into \
             compressed segments in the background (every 2 s, whole segments of 4096 events beyond the newest \
             --keep-unsealed; -1 turns it off). SIGTERM or SIGINT stop accepting requests, \
@@ -54,6 +55,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest a feed long-poll is held, in seconds (env LEDGER_MAX_FEED_WAIT). [default: 60]")
     var maxFeedWait: Double?
 
+    @Option(help: "Feed long-polls that may wait at once; more are answered at once (env LEDGER_MAX_WAITING_FEEDS). [default: 1024]")
+    var maxWaitingFeeds: Int?
+
     @Option(help: "Seconds a connection may idle between requests, 0: no limit (env LEDGER_IDLE_TIMEOUT). [default: 60]")
     var idleTimeout: Double?
 
@@ -76,6 +80,10 @@ struct Serve: AsyncParsableCommand {
             ?? 4 << 20
         let maxFeedWait =
             try maxFeedWait ?? Self.seconds(environment["LEDGER_MAX_FEED_WAIT"], name: "LEDGER_MAX_FEED_WAIT") ?? 60
+        let maxWaitingFeeds =
+            try maxWaitingFeeds ?? Self.integer(environment["LEDGER_MAX_WAITING_FEEDS"], name: "LEDGER_MAX_WAITING_FEEDS")
+            ?? 1024
+        guard maxWaitingFeeds >= 0 else { throw ValidationError("--max-waiting-feeds must be 0 or more") }
         let db = options.db  // --db, else LEDGER_DB, else ./ledger.sqlite
         try options.checkURL()
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
@@ -113,6 +121,7 @@ struct Serve: AsyncParsableCommand {
             host: host, port: port, maxBodyBytes: maxBodyBytes, maxFeedWaitSeconds: maxFeedWait
         )
         var served = configuration
+        served.maxWaitingFeeds = maxWaitingFeeds
         (served.idleTimeout, served.headTimeout, served.bodyTimeout) = timeouts
         let metrics = ServerMetrics()
         var services: [any Service] = ledger.file.map { [$0] } ?? []
