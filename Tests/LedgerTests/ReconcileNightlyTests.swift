@@ -161,11 +161,14 @@ struct ReconcileNightlyTests {
     func lenientBadLines() async throws {
         let temp = try TemporaryLedger()
         try await temp.append(Self.ledgerEvents)
-        let truth = F.lines(F.truth("DRIFT", state: #"{"eta":1}"#), "{not json", #"{"activity":"X","done":"yes"}"#)
+        // An activity id no event could hold (found: it stopped the whole run with the size of its event).
+        let long = #"{"activity":""# + String(repeating: "L", count: 300_000) + #""}"#
+        let truth = F.lines(F.truth("DRIFT", state: #"{"eta":1}"#), "{not json", #"{"activity":"X","done":"yes"}"#, long)
         let report = try await Self.run(temp, truth: truth)
         #expect(report.status == .recorded)
-        #expect(report.invalidLines.map(\.line) == [2, 3])
+        #expect(report.invalidLines.map(\.line) == [2, 3, 4])
         #expect(report.invalidLines[1].reason.contains("done"))
+        #expect(report.invalidLines[2].reason.contains("longer than 4096 bytes"), "\(report.invalidLines[2].reason)")
         #expect(report.json["invalidLineHandling"] == "skipped")
         #expect(report.summary[.drift] == 1)
     }

@@ -47,6 +47,10 @@ public struct TruthItem: Hashable, Sendable {
         if !Identifier.isNFC(activity) {
             throw LedgerError(.badInput, "field activity: \(Identifier.notNFC)", line: number, field: "activity")
         }
+        if activity.utf8.count > Self.maxActivityBytes {
+            throw LedgerError(
+                .badInput, "field activity: longer than \(Self.maxActivityBytes) bytes", line: number, field: "activity")
+        }
         var done = false
         if let flag = value["done"], !flag.isNull {
             guard let bool = flag.boolValue else {
@@ -72,6 +76,11 @@ public struct TruthItem: Hashable, Sendable {
     /// The keys a truth line gives meaning to: each at most once (a reader taking the first `done` and one taking
     /// the last would judge the activity differently).
     static let knownKeys = ["activity", "state", "done", "at"]
+
+    /// The longest activity id a truth line may name: its finding is recorded as an event, which must fit the
+    /// ledger's event size (found: a 300,000-character id stopped the whole run with "the event is 300299 bytes"
+    /// instead of being one invalid line). Far above any real id; the same bound as a sendable truth state.
+    static let maxActivityBytes = 4096
 
     /// A state is a content-state: an object, each key once, whose numbers the push it may become carries as
     /// given. Found: `{"x":1e999}` became `{"x":0}` in a drift's update payload (the comparison's canonical form,
@@ -198,8 +207,8 @@ extension TruthItem {
             }
         } while try scanner.nextMember()
         scanner.skipWhitespace()
-        guard scanner.atEnd, let activity, !activity.isEmpty, Identifier.firstControlCharacter(activity) == nil,
-            Identifier.isNFC(activity)
+        guard scanner.atEnd, let activity, !activity.isEmpty, activity.utf8.count <= maxActivityBytes,
+            Identifier.firstControlCharacter(activity) == nil, Identifier.isNFC(activity)
         else {
             throw UnusualPayload()
         }
