@@ -185,20 +185,12 @@ public final class APNsRecorder: Service, Sendable {
         }
     }
 
-    /// Records `exchange` under the first spelling of its token the ledger knows
-    /// (``ProxiedExchange/tokenSpellings``); throws the last `notFound` when none is known.
+    /// Records `exchange`. The ledger attributes a token push under the first spelling of its token it knows, in
+    /// either hex case (`Ledger.tokenSpellings`), as it does for `POST /v1/apns`.
     private func ingest(_ exchange: ProxiedExchange) async throws {
-        let spellings = exchange.tokenSpellings
-        for (index, token) in spellings.enumerated() {
-            do {
-                // The exchange's journaled key: a retry under a recorded apns-id gets ids of its own, the same
-                // ones each time it is replayed (`Ledger.ingestAPNs`).
-                _ = try await ledger.ingestAPNs(exchange.document(token: token), app: exchange.app, attempt: exchange.key)
-                return
-            } catch let error as LedgerError where error.code == .notFound && index < spellings.count - 1 {
-                continue
-            }
-        }
+        // The exchange's journaled key: a retry under a recorded apns-id gets ids of its own, the same ones each
+        // time it is replayed (`Ledger.ingestAPNs`).
+        _ = try await ledger.ingestAPNs(exchange.document(token: exchange.token), app: exchange.app, attempt: exchange.key)
     }
 
     private func hold(_ exchange: ProxiedExchange, for reason: ProxiedExchange.HeldFor) {

@@ -27,19 +27,7 @@ struct ProxiedExchange: Sendable {
 
     enum HeldFor: Sendable, Equatable { case unknownToken, storage }
 
-    /// The spellings of ``token`` to attribute the push by, in order. APNs tokens are hex, whose case APNs
-    /// ignores, while the ledger's token index matches a token exactly as the app reported it (most apps report
-    /// lower-case, `%02x`): lower-case first, then as sent, then upper-case. `[nil]` for a broadcast.
-    var tokenSpellings: [String?] {
-        guard let token else { return [nil] }
-        var spellings: [String] = []
-        for spelling in [token.lowercased(), token, token.uppercased()] where !spellings.contains(spelling) {
-            spellings.append(spelling)
-        }
-        return spellings
-    }
-
-    /// The exchange in the shape `POST /v1/apns` takes, with `token` (one of ``tokenSpellings``), so that
+    /// The exchange in the shape `POST /v1/apns` takes, with `token`, so that
     /// `Ledger.ingestAPNs` maps and validates it exactly as it does that door's.
     /// - Throws: `LedgerError` `badInput` when the push body is not JSON: nothing to map.
     func document(token: String?) throws -> JSONValue {

@@ -159,6 +159,16 @@ struct AppendTests {
             #expect(again.json?["results"]?.arrayValue?.allSatisfy { $0["duplicate"] == .bool(true) } == true)
             let audit = try await client.get("/v1/activities/R1/audit", key: service.read)
             #expect(audit.json?["deliveries"]?.arrayValue?.first?["verdict"]?.stringValue == "accepted", "\(audit.text)")
+            // The token in another hex case is the same device token (the proxy's rule, found missing here): found,
+            // and recorded as the ledger holds it.
+            let upper = body.replacingOccurrences(of: "abcd0123", with: "ABCD0123").replacingOccurrences(of: "A1", with: "A2")
+            let cased = try await client.post("/v1/apns", key: service.ingest, upper)
+            #expect(cased.status == 200, "\(cased.text)")
+            let timeline = try await client.get("/v1/activities/R1/timeline", key: service.read)
+            let pushTokens = timeline.json?["entries"]?.arrayValue?.compactMap {
+                $0["event"]?["type"]?.stringValue == "push" ? $0["event"]?["data"]?["token"]?.stringValue : nil
+            }
+            #expect(pushTokens == ["abcd0123", "abcd0123"], "\(timeline.text)")
             for aps in [#"{}"#, #"{"event":"update","timestamp":1,"content-state":{}}"#] {
                 let unknown = try await client.post(
                     "/v1/apns", key: service.ingest,
@@ -166,6 +176,6 @@ struct AppendTests {
                 #expect(unknown.status == 404, "\(aps): \(unknown.text)")
             }
         }
-        #expect(try service.storedIDs().count == 4)
+        #expect(try service.storedIDs().count == 6)
     }
 }

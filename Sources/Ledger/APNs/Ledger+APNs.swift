@@ -40,19 +40,27 @@ extension Ledger {
             }
             headerMap[member.key.lowercased()] = value
         }
-        let token = request["token"]?.stringValue
+        var token = request["token"]?.stringValue
         if let channel = request["channel"]?.stringValue { headerMap["apns-channel-id"] = channel }
         let at = try exchange["at"].map(Self.instant) ?? Self.now()
         var activity = exchange["activity"]?.stringValue
         let namespace = try Self.namespace(app)
-        if activity == nil, let token, headerMap["apns-channel-id"] == nil {
-            // The token index holds the app's own tokens only (`ProjectionEvent.qualified`).
-            activity = try await read { db in
-                try db.activity(withToken: Namespaced.qualify(token, app: namespace)).map(Namespaced.name)
+        if activity == nil, let sent = token, headerMap["apns-channel-id"] == nil {
+            // The token index holds the app's own tokens only (`ProjectionEvent.qualified`), as the app reported
+            // them; APNs takes a token in either hex case, so the push is recorded under the first spelling the
+            // ledger knows (`tokenSpellings`), for `/v1/apns` and the proxy alike.
+            let found = try await read { db -> (activity: String, token: String)? in
+                for spelling in Self.tokenSpellings(sent) {
+                    if let key = try db.activity(withToken: Namespaced.qualify(spelling, app: namespace)) {
+                        return (Namespaced.name(key), spelling)
+                    }
+                }
+                return nil
             }
-            if activity == nil {
-                throw LedgerError(.notFound, "no activity has push token \(token.prefix(8))…; give \"activity\"", field: "request.token")
+            guard let found else {
+                throw LedgerError(.notFound, "no activity has push token \(sent.prefix(8))…; give \"activity\"", field: "request.token")
             }
+            (activity, token) = (found.activity, found.token)
         }
         var responseHeaders: [String: String] = [:]
         if let apnsId = response["apnsId"]?.stringValue { responseHeaders["apns-id"] = apnsId }
@@ -101,6 +109,17 @@ extension Ledger {
             }
             return try await append(retry, app: app)
         }
+    }
+
+    /// The spellings a push's device token is looked up under, in order: lower case (what apps report), as sent,
+    /// upper case — each once. APNs treats the hex case alike; the ledger's token index matches exactly (found: a
+    /// push to `/3/device/ABCDEF01` was never recorded when the app had reported `abcdef01`).
+    public static func tokenSpellings(_ token: String) -> [String] {
+        var spellings: [String] = []
+        for spelling in [token.lowercased(), token, token.uppercased()] where !spellings.contains(spelling) {
+            spellings.append(spelling)
+        }
+        return spellings
     }
 
     /// A 410 `timestamp` as APNs gives it (Unix milliseconds) or as RFC 3339, in whole milliseconds; nil when it is
