@@ -10,7 +10,7 @@ struct LogMetadataTests {
     func callerMetadata() throws {
         let key = APIKey(id: "k123", app: "com.example.rides", scopes: [.read], createdAt: Date())
         #expect(LedgerServerApp.logMetadataProvider.get().isEmpty)
-        let metadata = Caller.$key.withValue(key) { LedgerServerApp.logMetadataProvider.get() }
+        let metadata = Caller.$credentials.withValue(Caller.Credentials(key: key)) { LedgerServerApp.logMetadataProvider.get() }
         #expect(metadata["ledger.app"] == .string("com.example.rides"))
         #expect(metadata["ledger.key"] == .string("k123"))
     }
@@ -25,7 +25,7 @@ struct LogMetadataTests {
         let event = LogEvent(
             level: .warning, message: "slow commit", metadata: ["http.status": "503"], source: "test", file: #fileID,
             function: #function, line: #line)
-        let line = Caller.$key.withValue(key) { handler.line(event, time: "T") }
+        let line = Caller.$credentials.withValue(Caller.Credentials(key: key)) { handler.line(event, time: "T") }
         #expect(line == "T warning activity-ledger.serve: hb.request.id=r1 http.status=503 ledger.app=com.example.food ledger.key=k9 slow commit\n")
         #expect(handler[metadataKey: "hb.request.id"] == "r1")
     }

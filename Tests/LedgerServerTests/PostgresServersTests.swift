@@ -7,6 +7,7 @@ import LedgerStore
 import LedgerTesting
 import Logging
 import NIOCore
+import PostgresNIO
 import Testing
 
 /// SPEC §6 "Scale-out": several `serve` processes on one PostgreSQL database are one ledger. Three real servers
@@ -139,6 +140,42 @@ struct PostgresServersTests {
                 try? await Task.sleep(for: .milliseconds(50))
             }
         }
+    }
+
+    /// Found by a probe: after a database restart (or `pg_terminate_backend`) the key check's statement on its dead
+    /// connection was never answered; it blocked a thread of Swift's cooperative pool, the next one blocked behind
+    /// it, and the whole server — `/health` and SIGTERM included — hung for good.
+    @Test("a server whose database sessions are terminated answers again: keys, reads, appends, health")
+    func sessionsTerminated() async throws {
+        let binary = try #require(ServeProcess.binary(), "activity-ledger not found next to the test bundle")
+        let database = try await TestDatabase.create()
+        let directory = TemporaryDirectory(prefix: "postgres-terminated")
+        let key = try await offThePool {
+            try ServeProcess.run(binary, ["keys", "create", "--app", Self.app, "--scope", "ingest,read", "--db", database.url])
+        }
+        let server = try await ServeProcess.start(
+            binary, db: database.url, directory: directory, name: "serve", log: directory.file("serve.log"))
+        defer { server.stop() }
+        let batch = #"{"events":[\#(Self.request("T1"))]}"#
+        #expect(try await Self.post(port: server.port, key: key, body: batch).status == .ok)
+        try await TestDatabase.admin(database.url) { client in
+            _ = try await client.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).collect()
+        }
+        try await Task.sleep(for: .seconds(1))  // past the key cache's half second: the key is read again
+        let started = ContinuousClock.now
+        for _ in 0..<3 {
+            let state = try await Self.send(port: server.port, key: key, path: "/v1/activities/T1/state", body: nil)
+            #expect(state.0 == .ok, "\(state.1)")
+        }
+        #expect(try await Self.post(port: server.port, key: key, body: #"{"events":[\#(Self.request("T2"))]}"#).status == .ok)
+        #expect(ContinuousClock.now - started < .seconds(30))
+        try await database.drop()
+    }
+
+    static func request(_ activity: String) -> String {
+        #"{"stream":"activity:\#(activity)","type":"request","at":"2026-11-20T21:00:00Z","data":{"attributesType":"A","attributes":{},"content":{"state":{"eta":1}}}}"#
     }
 
     static func lastPosition(port: Int, key: String) async throws -> Int64 {

@@ -34,6 +34,35 @@ struct NameRuleTests {
         }
     }
 
+    /// Found by a probe: a 2,690-character name was stored by SQLite and a 503 on PostgreSQL (its B-tree entry
+    /// limit), so a ledger holding one could not be copied there. One bound for both.
+    @Test("names up to 1024 bytes are kept; a longer stream, installation, attributesType, app or run id is refused naming its field")
+    func longNamesRefused() async throws {
+        let temp = try TemporaryLedger()
+        let edge = String(repeating: "n", count: 1024 - "activity:".utf8.count)
+        _ = try await temp.append(Self.dismiss("activity:" + edge), app: "com.A")
+        let long = String(repeating: "é", count: 513)  // 1,026 bytes
+        let request = { (attributes: String, installation: String) in
+            #"{"stream":"activity:R","type":"request","at":"2026-11-27T12:00:00Z","data":{"attributesType":"\#(attributes)","attributes":{},"content":{"state":{}},"installation":"\#(installation)"}}"#
+        }
+        let refused: [(String, String?, String)] = [
+            (Self.dismiss("activity:" + long), "com.A", "events[0].stream"),
+            (request(long, "I"), "com.A", "events[0].data.attributesType"),
+            (request("T", long), "com.A", "events[0].data.installation"),
+            (Self.dismiss("activity:X"), String(repeating: "a", count: 1025), "app"),
+        ]
+        for (line, app, field) in refused {
+            let error = await Self.refusal { try await temp.append(line, app: app) }
+            #expect(error?.field == field && error?.message.contains("longer than 1024 bytes") == true, "\(field): \(String(describing: error))")
+        }
+        let run = await Self.refusal {
+            _ = try await temp.ledger.nightly(
+                truth: try F.reader("", in: temp), runID: String(repeating: "r", count: 201), at: F.instant(120), app: "com.A")
+        }
+        #expect(run?.field == "run")
+        #expect(try await temp.ledger.lastPosition() == 1)
+    }
+
     @Test(
         "a name not in NFC is refused at the door, naming its field, and nothing is written",
         arguments: [

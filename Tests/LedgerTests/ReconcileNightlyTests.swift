@@ -168,7 +168,7 @@ struct ReconcileNightlyTests {
         #expect(report.status == .recorded)
         #expect(report.invalidLines.map(\.line) == [2, 3, 4])
         #expect(report.invalidLines[1].reason.contains("done"))
-        #expect(report.invalidLines[2].reason.contains("longer than 4096 bytes"), "\(report.invalidLines[2].reason)")
+        #expect(report.invalidLines[2].reason.contains("longer than 1024 bytes"), "\(report.invalidLines[2].reason)")
         #expect(report.json["invalidLineHandling"] == "skipped")
         #expect(report.summary[.drift] == 1)
     }

@@ -50,6 +50,11 @@ struct FieldReader {
         guard Identifier.isNFC(name) else {
             throw EventDecodingError(code: .wrongType, field: fieldPath(key), expected: "a name in NFC", found: Identifier.notNFC)
         }
+        guard name.utf8.count <= Identifier.maxBytes else {
+            throw EventDecodingError(
+                code: .wrongType, field: fieldPath(key), expected: "a name of at most \(Identifier.maxBytes) bytes",
+                found: "\(name.utf8.count) bytes")
+        }
         return name
     }
 

@@ -10,6 +10,16 @@ import Foundation
 /// both spellings in one batch filed the second event under the first's stream and broke the chain). Everything
 /// else (U+2028, emoji, a combining mark first) is stored exactly as sent.
 public enum Identifier {
+    /// The longest name, in UTF-8 bytes: an app, and every name an event gives or refers to (stream ids,
+    /// installations, channels, tokens, `attributesType`). Stored qualified (`app` U+001F `name`), two of them stay
+    /// under PostgreSQL's B-tree limit of 2,704 bytes per index entry (found by a probe: a 2,690-character stream
+    /// name was stored by SQLite and a 503 naming the database's user, host and index on PostgreSQL, and a ledger
+    /// holding one could not be copied there).
+    public static let maxBytes = 1024
+
+    /// The reason a name over `maxBytes` is refused, for a message after its field.
+    public static let tooLong = "longer than \(maxBytes) bytes"
+
     /// The first control character of `text`, if any.
     public static func firstControlCharacter(_ text: String) -> Unicode.Scalar? {
         // Printable ASCII holds none: most names are checked on their bytes, without decoding a scalar.

@@ -21,12 +21,13 @@ public struct LedgerEvent: Hashable, Sendable {
 
 extension LedgerEvent {
     /// The names this event gives or refers to (its id, stream, and the ids in its data), each with its field path:
-    /// what the door holds to `Identifier`'s NFC rule.
+    /// what the door holds to `Identifier`'s NFC and length rules (`attributesType` too: an indexed name).
     public var names: [(field: String, value: String)] {
         var names: [(field: String, value: String)] = [("stream", stream.description)]
         if let id { names.append(("id", id)) }
         switch data {
         case .request(let request):
+            names.append(("data.attributesType", request.attributesType))
             if let installation = request.installation { names.append(("data.installation", installation)) }
             if case .channel(let channel) = request.pushType { names.append(("data.pushType.channel", channel)) }
         case .token(let token), .startToken(let token): names.append(("data.token", token.token))

@@ -134,6 +134,7 @@ extension Ledger {
             throw LedgerError(.badInput, "app: control character \(Identifier.describe(scalar)) is not allowed", field: "app")
         }
         if !Identifier.isNFC(app) { throw LedgerError(.badInput, "app: \(Identifier.notNFC)", field: "app") }
+        if app.utf8.count > Identifier.maxBytes { throw LedgerError(.badInput, "app: \(Identifier.tooLong)", field: "app") }
         return app
     }
 
@@ -184,9 +185,13 @@ extension Ledger {
                 .badInput, "field 'id': control character \(Identifier.describe(scalar)) is not allowed", line: line,
                 field: [field, "id"].compactMap { $0 }.joined(separator: "."))
         }
-        for name in event.names where !Identifier.isNFC(name.value) {
+        for name in event.names {
+            let problem =
+                name.value.utf8.count > Identifier.maxBytes ? Identifier.tooLong
+                : Identifier.isNFC(name.value) ? nil : Identifier.notNFC
+            guard let problem else { continue }
             throw LedgerError(
-                .badInput, "field '\(name.field)': \(Identifier.notNFC)", line: line,
+                .badInput, "field '\(name.field)': \(problem)", line: line,
                 field: [field, name.field].compactMap { $0 }.joined(separator: "."))
         }
         return NewEvent(

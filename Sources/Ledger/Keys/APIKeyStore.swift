@@ -75,6 +75,7 @@ public final class APIKeyStore: Sendable {
             return "--app: control character \(Identifier.describe(scalar)) is not allowed in an app"
         }
         if !Identifier.isNFC(app) { return "--app: \(Identifier.notNFC)" }
+        if app.utf8.count > Identifier.maxBytes { return "--app: \(Identifier.tooLong)" }
         return nil
     }
 

@@ -39,6 +39,10 @@ extension Ledger {
             throw LedgerError(.badInput, "run: control character \(Identifier.describe(scalar)) is not allowed", field: "run")
         }
         if !Identifier.isNFC(runID) { throw LedgerError(.badInput, "run: \(Identifier.notNFC)", field: "run") }
+        // The HTTP schema's bound (`run`: 1–200 characters), for the CLI too (it took 100,000).
+        if runID.unicodeScalars.count > 200 {
+            throw LedgerError(.badInput, "run: longer than 200 characters", field: "run")
+        }
         if let file { try ReconcileRuns.migrate(file.pool) }
         if let recorded = try await nightlyReport(run: runID, app: app) { return recorded }
         let asGiven = runID

@@ -77,10 +77,10 @@ public struct TruthItem: Hashable, Sendable {
     /// the last would judge the activity differently).
     static let knownKeys = ["activity", "state", "done", "at"]
 
-    /// The longest activity id a truth line may name: its finding is recorded as an event, which must fit the
-    /// ledger's event size (found: a 300,000-character id stopped the whole run with "the event is 300299 bytes"
-    /// instead of being one invalid line). Far above any real id; the same bound as a sendable truth state.
-    static let maxActivityBytes = 4096
+    /// The longest activity id a truth line may name: the longest name an event may give (`Identifier.maxBytes`;
+    /// found: a 300,000-character id stopped the whole run with "the event is 300299 bytes" instead of being one
+    /// invalid line).
+    static let maxActivityBytes = Identifier.maxBytes
 
     /// A state is a content-state: an object, each key once, whose numbers the push it may become carries as
     /// given. Found: `{"x":1e999}` became `{"x":0}` in a drift's update payload (the comparison's canonical form,

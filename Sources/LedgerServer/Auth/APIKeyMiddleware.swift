@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Ledger
 import Logging
+import NIOPosix
 
 /// Authenticates `Authorization: Bearer al_…` (or `X-API-Key`) and checks the route's scope before the
 /// body is read: missing or unknown key → 401, wrong scope → 403.
@@ -18,7 +19,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let secret = Self.secret(of: request) else {
             throw APIError.unauthorized("missing API key: send 'Authorization: Bearer al_…'")
         }
-        guard let key = try keys.authenticate(secret) else {
+        guard let key = try await Self.authenticate(secret, keys: keys) else {
             throw APIError.unauthorized("unknown or revoked API key")
         }
         guard key.allows(scope) else {
@@ -27,11 +28,21 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
             )
         }
         // The logs name the app and key through `Caller.metadataProvider`.
-        return try await Caller.$key.withValue(key) {
-            try await Caller.$recheck.withValue({ [keys] in try keys.authenticate(secret)?.allows(scope) == true }) {
-                try await next(request, context)
-            }
+        let credentials = Caller.Credentials(key: key) { [keys] in
+            try await Self.authenticate(secret, keys: keys)?.allows(scope) == true
         }
+        return try await Caller.$credentials.withValue(credentials) {
+            try await next(request, context)
+        }
+    }
+
+    /// The key of `secret`: from the cache, else read on NIO's thread pool. The read blocks its thread (a SQLite
+    /// read, or one PostgreSQL round trip on the key store's own connection), and on the cooperative pool two
+    /// stuck reads froze the whole server — `/health` and SIGTERM included — when PostgreSQL dropped the
+    /// connection under them (found by a probe: a database restart hung `serve` for good).
+    static func authenticate(_ secret: String, keys: APIKeyCache) async throws -> APIKey? {
+        if let key = keys.cached(secret) { return key }
+        return try await NIOThreadPool.singleton.runIfActive { try keys.authenticate(secret) }
     }
 
     private static func secret(of request: Request) -> String? {

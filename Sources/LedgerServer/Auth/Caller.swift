@@ -6,16 +6,26 @@ import Logging
 /// Set by ``APIKeyMiddleware`` as a task local around the route, because the generated OpenAPI handlers
 /// receive only their typed input.
 enum Caller {
-    @TaskLocal static var key: APIKey?
-    /// Asks again, through the key cache (so within its TTL of a revocation), whether the caller's key still
-    /// holds the route's scope. Set by ``APIKeyMiddleware``.
-    @TaskLocal static var recheck: (@Sendable () throws -> Bool)?
+    /// The request's key, and how to ask again whether it still holds.
+    struct Credentials: Sendable {
+        var key: APIKey
+        /// Asks again, through the key cache (so within its TTL of a revocation), whether the key still holds the
+        /// route's scope. A member of this struct, not a task local of its own: a task local of function type
+        /// crashed the release build in `swift_task_localValuePush`.
+        var recheck: (@Sendable () async throws -> Bool)?
+    }
+
+    @TaskLocal static var credentials: Credentials?
+
+    static var key: APIKey? { credentials?.key }
 
     /// Throws 401 when the caller's key was revoked since the request began: a request that waits (a feed
     /// long-poll) must not hand out what was appended after its key stopped working (found by a probe: a poll
     /// opened before `keys revoke` returned events appended 4 s after it).
-    static func checkStillAuthorized() throws {
-        guard let recheck, try recheck() else { throw APIError.unauthorized("unknown or revoked API key") }
+    static func checkStillAuthorized() async throws {
+        guard let recheck = credentials?.recheck, try await recheck() else {
+            throw APIError.unauthorized("unknown or revoked API key")
+        }
     }
 
     /// The app of the current key; the middleware guarantees one on every `/v1/` route.

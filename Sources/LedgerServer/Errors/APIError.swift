@@ -87,7 +87,12 @@ extension APIError {
         case .forbidden: (status, code) = (.forbidden, "forbidden")
         default: (status, code) = (.serviceUnavailable, "unavailable")
         }
-        self.init(status: status, code: code, message: error.message, field: error.field)
+        // A storage failure's own words name the file's path or the database's user, host and port (found by a
+        // probe: a PostgreSQL error in a 503 body); the client gets what it can act on, the server log the cause.
+        let message =
+            status == .serviceUnavailable
+            ? "the ledger's storage is busy or unavailable; nothing was written; try again" : error.message
+        self.init(status: status, code: code, message: message, field: error.field)
         stream = error.stream
         expectedVersion = error.expectedVersion
         actualVersion = error.actualVersion

@@ -96,7 +96,7 @@ extension LedgerAPI {
                 page = try await ledger.feed(after: after, limit: limit, app: app)
             }
             // The key may have been revoked while the poll waited: what was appended since is not for it.
-            try Caller.checkStillAuthorized()
+            try await Caller.checkStillAuthorized()
         }
         page.lastPosition = max(page.lastPosition, after)
         return .ok(.init(body: .json(.rendered(page.json))))
