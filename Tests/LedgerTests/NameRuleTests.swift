@@ -55,6 +55,10 @@ struct NameRuleTests {
             let error = await Self.refusal { try await temp.append(line, app: app) }
             #expect(error?.field == field && error?.message.contains("longer than 1024 bytes") == true, "\(field): \(String(describing: error))")
         }
+        // attributesType is a name too (found: one with a NUL was stored, and the backends answered a filter on it
+        // differently).
+        let nul = await Self.refusal { try await temp.append(request("Ride\\u0000Attributes", "I"), app: "com.A") }
+        #expect(nul?.field == "events[0].data.attributesType" && nul?.message.contains("U+0000") == true, "\(String(describing: nul))")
         let run = await Self.refusal {
             _ = try await temp.ledger.nightly(
                 truth: try F.reader("", in: temp), runID: String(repeating: "r", count: 201), at: F.instant(120), app: "com.A")

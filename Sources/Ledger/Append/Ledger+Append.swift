@@ -188,7 +188,8 @@ extension Ledger {
         for name in event.names {
             let problem =
                 name.value.utf8.count > Identifier.maxBytes ? Identifier.tooLong
-                : Identifier.isNFC(name.value) ? nil : Identifier.notNFC
+                : Identifier.firstControlCharacter(name.value).map { "control character \(Identifier.describe($0)) is not allowed" }
+                ?? (Identifier.isNFC(name.value) ? nil : Identifier.notNFC)
             guard let problem else { continue }
             throw LedgerError(
                 .badInput, "field '\(name.field)': \(problem)", line: line,
