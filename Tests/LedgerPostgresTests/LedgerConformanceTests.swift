@@ -140,7 +140,7 @@ struct LedgerConformanceTests {
         }
     }
 
-    @Test("a NUL or U+0001 in an attributes type is stored as sent and found by its filter; a NUL in a query's names finds nothing, never a storage error", arguments: Backend.all)
+    @Test("a NUL or U+0001 in an attributes type is refused at the door like in any name; a NUL in a query's names finds nothing, never a storage error", arguments: Backend.all)
     func nulBytes(backend: Backend) async throws {
         try await backend.withLedger { ledger in
             _ = try await ledger.append([try EventCodec.decode(Self.request("R1", id: "e1"))])
@@ -148,31 +148,23 @@ struct LedgerConformanceTests {
             #expect(missing?.code == .notFound)
             let noEvent = await #expect(throws: LedgerError.self) { try await ledger.event(id: "e\u{0}1") }
             #expect(noEvent?.code == .notFound)
-            let t = Instant(milliseconds: 1_795_210_200_000)  // 2026-11-20T21:30:00Z
             for filter in [
                 ActivityFilter(installation: "I\u{0}1"), ActivityFilter(attributesType: "Ride\u{0}"),
                 ActivityFilter(channel: "c\u{0}"), ActivityFilter(app: "com.example\u{0}"),
             ] {
                 #expect(try await ledger.activities(filter).activities.isEmpty)
             }
-            // Attributes types are free text: two that differ only by U+0000 / U+0001 are two types.
+            // Until session 26 attributes types were free text, stored with U+0000 as sent; the file's SQLite cut
+            // such a column at the NUL, so the two backends listed different activities for one filter (found by
+            // a probe). An attributes type is a name now: refused, naming its field, on both.
             for (activity, escape) in [("R2", #"\u0000"#), ("R3", #"\u0001"#)] {
                 let line = Self.request(activity, id: "id-\(activity)")
                     .replacingOccurrences(of: "RideAttributes", with: "Ride\(escape)Attributes")
-                _ = try await ledger.append([try EventCodec.decode(line)])
-                // A second event reads the projection row back and writes it again.
-                let update = Self.update(activity, id: "up-\(activity)")
-                _ = try await ledger.append([try EventCodec.decode(update)])
+                let refused = await #expect(throws: LedgerError.self) { try await ledger.append([try EventCodec.decode(line)]) }
+                #expect(refused?.field == "events[0].data.attributesType", "\(String(describing: refused))")
             }
-            let found = try await ledger.activities(ActivityFilter(attributesType: "Ride\u{1}Attributes", at: t))
-            #expect(found.activities.map(\.activity) == ["R3"])
-            #expect(try await ledger.state(activity: "R2", at: t).attributesType == "Ride\u{0}Attributes")
-            // The filter by a type holding U+0000 answers without a storage error (the file's SQLite cuts such a
-            // column at the NUL, so the file and the database may list different activities for it).
-            _ = try await ledger.activities(ActivityFilter(attributesType: "Ride\u{0}Attributes", at: t))
-            let inline = try await ledger.projectionDump()
-            _ = try await ledger.rebuild()
-            #expect(try await ledger.projectionDump() == inline)
+            #expect(try await ledger.lastPosition() == 1)
+            _ = try await ledger.activities(ActivityFilter(attributesType: "Ride\u{0}Attributes"))
         }
     }
 

@@ -114,7 +114,7 @@ struct QueryTests {
         #expect(try await temp.ledger.activities(ActivityFilter(phase: .ended, at: late)).activities.map(\.activity) == ["R1"])
         #expect(try await temp.ledger.activities(ActivityFilter(installation: "I1")).activities.count == 1)
         #expect(try await temp.ledger.activities(ActivityFilter(token: "aa11")).activities.count == 1)
-        #expect(try await temp.ledger.activities(ActivityFilter(token: "nope")).activities.isEmpty)
+        #expect(try await temp.ledger.activities(ActivityFilter(token: "bb22")).activities.isEmpty)
     }
 
     /// The state without `lastPosition`: a replay `--until T` renumbers the kept events gaplessly, so positions

@@ -38,7 +38,9 @@ extension LedgerAPI {
         -> Operations.getReconciliation.Output
     {
         guard let report = try await ledger.nightlyReport(run: input.path.run, app: Caller.app()) else {
-            throw APIError(LedgerError(.notFound, "no reconciliation run \(input.path.run)", field: "run"))
+            // Escaped and cut: the path's run id is the client's text (found: a raw U+007F in the one-line reason).
+            let run = LogText.escaped(String(input.path.run.prefix(200)))
+            throw APIError(LedgerError(.notFound, "no reconciliation run \"\(run)\"", field: "run"))
         }
         return .ok(.init(body: .json(.rendered(report.json))))
     }
