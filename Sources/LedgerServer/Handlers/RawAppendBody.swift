@@ -25,6 +25,12 @@ struct RawAppendBody: Sendable {
     }
 
     /// `POST /v1/batches`.
+    /// How many events a batch body holds, when it is an object with an `events` array (our parser: linear).
+    static func eventCount(_ body: ByteBuffer) -> Int? {
+        guard case .object(let root)? = parse(body), case .array(let events)? = root["events"] else { return nil }
+        return events.count
+    }
+
     static func batch(_ body: ByteBuffer) -> RawAppendBody? {
         guard case .object(let root)? = parse(body), !hasDuplicateKeys(root) else { return nil }
         guard case .array(let events)? = root["events"], !events.isEmpty, events.count <= LedgerAPI.maxBatchEvents,

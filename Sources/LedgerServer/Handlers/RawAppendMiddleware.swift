@@ -34,6 +34,13 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         guard request.method == .post, let route = Self.route(request.uri.path), Self.isPlainJSON(request.headers)
         else {
+            // Every other JSON body goes to the generated decoder: bounded first (`DecoderWork`).
+            if request.method == .post || request.method == .put, Self.isJSONBody(request.headers) {
+                var request = request
+                let body = try await request.collectBody(upTo: maxBodyBytes)
+                guard DecoderWork.withinLimit(body) else { throw DecoderWork.refusal }
+                return try await next(request, context)
+            }
             return try await next(request, context)
         }
         var request = request
@@ -56,6 +63,12 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
                     "field '\(repeated)': expected each key once in an object (RFC 7493), got the key given twice",
                     field: repeated)
             }
+            if route == .batch, let count = RawAppendBody.eventCount(body), count > LedgerAPI.maxBatchEvents {
+                // The schema's `maxItems`, as the generated decoder words it, before the bound on its work.
+                throw APIError.badRequest(
+                    "field 'events' has \(count) items; at most \(LedgerAPI.maxBatchEvents) are allowed", field: "events")
+            }
+            guard DecoderWork.withinLimit(body) else { throw DecoderWork.refusal }
             return try await next(request, context)
         }
         let outcomes = try await api.append(parsed, singleEvent: route == .event)
@@ -72,6 +85,13 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         case "/v1/batches": .batch
         default: nil
         }
+    }
+
+    /// A body the generated layer decodes as JSON (any `application/json` or `+json` type, or none given).
+    private static func isJSONBody(_ headers: HTTPFields) -> Bool {
+        guard let contentType = headers[.contentType]?.lowercased() else { return true }
+        let type = (contentType.split(separator: ";").first ?? "").filter { $0 != " " && $0 != "\t" }
+        return type == "application/json" || type.hasSuffix("+json")
     }
 
     /// A JSON request whose response the generated serializer would send as JSON: no unusual
