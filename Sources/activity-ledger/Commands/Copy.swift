@@ -16,8 +16,8 @@ struct Copy: AsyncParsableCommand {
             A file destination gets its projections as the events arrive. A source written meanwhile is copied up to
             its digest when the copy began.
 
-            The log is what is copied: API keys and reconciliation runs stay in the source (PostgreSQL does not hold
-            them yet; README "PostgreSQL").
+            The log is what is copied (the destination's projections are built from it): API keys and nightly
+            reconciliation reports stay in the source; create keys on the destination with `keys create`.
 
             Examples:
               activity-ledger copy --from ledger.sqlite --to postgresql://ledger@db.internal/ledger
