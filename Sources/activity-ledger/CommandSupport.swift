@@ -145,9 +145,11 @@ extension GlobalOptions {
     }
 
     /// The API keys of the ledger (a foreign file or database is refused, a new file created).
-    func openKeys() async throws -> APIKeyStore {
+    /// The API keys of the ledger `db` names. `keys create` makes the ledger when there is none (the first step of
+    /// a new deployment); `list` and `revoke` need one (they made an empty ledger file at a mistyped path).
+    func openKeys(mustExist: Bool) async throws -> APIKeyStore {
         do {
-            return try await APIKeyStore(ledger: openLedger(mustExist: false))
+            return try await APIKeyStore(ledger: openLedger(mustExist: mustExist))
         } catch {
             throw reportFailure(error, db: db)
         }

@@ -61,6 +61,10 @@ struct CLIContractAuditTests {
     var db: String { directory.file("cli.sqlite") }
 
     func cli(_ arguments: String..., input: String? = nil) throws -> CommandRunner.Result {
+        try cli(arguments, input: input)
+    }
+
+    func cli(_ arguments: [String], input: String? = nil) throws -> CommandRunner.Result {
         let runner = try #require(CommandRunner("activity-ledger"), "activity-ledger not built next to the tests")
         return try runner.run(arguments, input: input)
     }
@@ -116,6 +120,13 @@ struct CLIContractAuditTests {
 
     @Test("revoking a key id that does not exist is not found (exit 1), not a usage error")
     func revokeUnknownKeyIsNotFound() throws {
+        // Listing or revoking at a path with no ledger makes none (found by a probe: `keys list` created one).
+        for command in [["keys", "list"], ["keys", "revoke", "nope"]] {
+            let missing = try cli(command + ["--db", db])
+            #expect(missing.status == 1 && missing.stderr.contains("no ledger at"), "\(command): \(missing.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: db))
+        #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)
         let revoke = try cli("keys", "revoke", "nope", "--db", db)
         #expect(revoke.status == 1, "\(revoke.stderr)")
         #expect(revoke.stderr.contains("nope"), "\(revoke.stderr)")

@@ -41,7 +41,7 @@ struct Keys: AsyncParsableCommand {
             let (scopes, unknown) = APIScope.parseList(scope)
             if let unknown { throw ValidationError("unknown scope '\(unknown)' (use ingest, read, admin)") }
             guard !scopes.isEmpty else { throw ValidationError("--scope needs at least one of ingest, read, admin") }
-            let store = try await options.openKeys()
+            let store = try await options.openKeys(mustExist: false)
             let (secret, key) = try store.create(app: app, scopes: scopes)
             if options.json {
                 let object: [String: Any] = [
@@ -74,7 +74,7 @@ struct Keys: AsyncParsableCommand {
         func validate() throws { try checkApp(app) }
 
         func run() async throws {
-            let keys = try await options.openKeys().list(app: app)
+            let keys = try await options.openKeys(mustExist: true).list(app: app)
             if options.json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -106,7 +106,7 @@ struct Keys: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            guard try await options.openKeys().revoke(id: id) else {
+            guard try await options.openKeys(mustExist: true).revoke(id: id) else {
                 // Not found (exit 1), not a usage error.
                 throw reportFailure(LedgerError(.notFound, "no active API key with id '\(id)'", field: "id"), db: nil)
             }
