@@ -20,6 +20,15 @@ public enum Identifier {
     /// The reason a name over `maxBytes` is refused, for a message after its field.
     public static let tooLong = "longer than \(maxBytes) bytes"
 
+    /// Why `name` cannot be a name, or nil: the one rule for names at every door — no control character, in NFC,
+    /// at most `maxBytes` (callers put their field before it: "field 'stream': …", "app: …").
+    public static func problem(_ name: String) -> String? {
+        if let scalar = firstControlCharacter(name) { return "control character \(describe(scalar)) is not allowed" }
+        if !isNFC(name) { return notNFC }
+        if name.utf8.count > maxBytes { return tooLong }
+        return nil
+    }
+
     /// The first control character of `text`, if any.
     public static func firstControlCharacter(_ text: String) -> Unicode.Scalar? {
         // Printable ASCII holds none: most names are checked on their bytes, without decoding a scalar.

@@ -130,11 +130,7 @@ extension Ledger {
     static func namespace(_ app: String?) throws -> String {
         guard let app else { return "" }
         if app.isEmpty { throw LedgerError(.badInput, "app: must not be empty", field: "app") }
-        if let scalar = Identifier.firstControlCharacter(app) {
-            throw LedgerError(.badInput, "app: control character \(Identifier.describe(scalar)) is not allowed", field: "app")
-        }
-        if !Identifier.isNFC(app) { throw LedgerError(.badInput, "app: \(Identifier.notNFC)", field: "app") }
-        if app.utf8.count > Identifier.maxBytes { throw LedgerError(.badInput, "app: \(Identifier.tooLong)", field: "app") }
+        if let problem = Identifier.problem(app) { throw LedgerError(.badInput, "app: \(problem)", field: "app") }
         return app
     }
 
@@ -180,17 +176,9 @@ extension Ledger {
             let path = [field, error.field].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ".")
             throw LedgerError(.badInput, "\(error)", line: line, field: path.isEmpty ? nil : path)
         }
-        if let id = event.id, let scalar = Identifier.firstControlCharacter(id) {
-            throw LedgerError(
-                .badInput, "field 'id': control character \(Identifier.describe(scalar)) is not allowed", line: line,
-                field: [field, "id"].compactMap { $0 }.joined(separator: "."))
-        }
+        // The id is among the names: one rule for all of them.
         for name in event.names {
-            let problem =
-                name.value.utf8.count > Identifier.maxBytes ? Identifier.tooLong
-                : Identifier.firstControlCharacter(name.value).map { "control character \(Identifier.describe($0)) is not allowed" }
-                ?? (Identifier.isNFC(name.value) ? nil : Identifier.notNFC)
-            guard let problem else { continue }
+            guard let problem = Identifier.problem(name.value) else { continue }
             throw LedgerError(
                 .badInput, "field '\(name.field)': \(problem)", line: line,
                 field: [field, name.field].compactMap { $0 }.joined(separator: "."))

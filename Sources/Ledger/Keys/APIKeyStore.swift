@@ -71,12 +71,7 @@ public final class APIKeyStore: Sendable {
     /// The CLI asks it before opening the file, so a refused key writes nothing.
     public static func appProblem(_ app: String) -> String? {
         if app.isEmpty { return "an API key needs an app (bundle id)" }
-        if let scalar = Identifier.firstControlCharacter(app) {
-            return "--app: control character \(Identifier.describe(scalar)) is not allowed in an app"
-        }
-        if !Identifier.isNFC(app) { return "--app: \(Identifier.notNFC)" }
-        if app.utf8.count > Identifier.maxBytes { return "--app: \(Identifier.tooLong)" }
-        return nil
+        return Identifier.problem(app).map { "--app: \($0)" }
     }
 
     /// Creates a key for `app`; returns the secret (to show once) and the stored record.

@@ -35,10 +35,7 @@ extension Ledger {
         progress: @escaping (NightlyProgress) -> Void, foldAll: Bool
     ) async throws -> NightlyReport {
         guard !runID.isEmpty else { throw LedgerError(.badInput, "the run id must not be empty", field: "run") }
-        if let scalar = Identifier.firstControlCharacter(runID) {
-            throw LedgerError(.badInput, "run: control character \(Identifier.describe(scalar)) is not allowed", field: "run")
-        }
-        if !Identifier.isNFC(runID) { throw LedgerError(.badInput, "run: \(Identifier.notNFC)", field: "run") }
+        if let problem = Identifier.problem(runID) { throw LedgerError(.badInput, "run: \(problem)", field: "run") }
         // The HTTP schema's bound (`run`: 1–200 characters), for the CLI too (it took 100,000).
         if runID.unicodeScalars.count > 200 {
             throw LedgerError(.badInput, "run: longer than 200 characters", field: "run")

@@ -39,17 +39,10 @@ public struct TruthItem: Hashable, Sendable {
         guard let activity = value["activity"]?.stringValue, !activity.isEmpty else {
             throw LedgerError(.badInput, "field activity: expected a non-empty string", line: number, field: "activity")
         }
-        if let scalar = Identifier.firstControlCharacter(activity) {
-            throw LedgerError(
-                .badInput, "field activity: control character \(Identifier.describe(scalar)) is not allowed",
-                line: number, field: "activity")
-        }
-        if !Identifier.isNFC(activity) {
-            throw LedgerError(.badInput, "field activity: \(Identifier.notNFC)", line: number, field: "activity")
-        }
-        if activity.utf8.count > Self.maxActivityBytes {
-            throw LedgerError(
-                .badInput, "field activity: longer than \(Self.maxActivityBytes) bytes", line: number, field: "activity")
+        // The longest name an event may give (`Identifier.maxBytes`): its finding is recorded as an event (found: a
+        // 300,000-character id stopped the whole run with the size of that event instead of being one invalid line).
+        if let problem = Identifier.problem(activity) {
+            throw LedgerError(.badInput, "field activity: \(problem)", line: number, field: "activity")
         }
         var done = false
         if let flag = value["done"], !flag.isNull {
@@ -76,11 +69,6 @@ public struct TruthItem: Hashable, Sendable {
     /// The keys a truth line gives meaning to: each at most once (a reader taking the first `done` and one taking
     /// the last would judge the activity differently).
     static let knownKeys = ["activity", "state", "done", "at"]
-
-    /// The longest activity id a truth line may name: the longest name an event may give (`Identifier.maxBytes`;
-    /// found: a 300,000-character id stopped the whole run with "the event is 300299 bytes" instead of being one
-    /// invalid line).
-    static let maxActivityBytes = Identifier.maxBytes
 
     /// A state is a content-state: an object, each key once, whose numbers the push it may become carries as
     /// given. Found: `{"x":1e999}` became `{"x":0}` in a drift's update payload (the comparison's canonical form,
@@ -207,8 +195,7 @@ extension TruthItem {
             }
         } while try scanner.nextMember()
         scanner.skipWhitespace()
-        guard scanner.atEnd, let activity, !activity.isEmpty, activity.utf8.count <= maxActivityBytes,
-            Identifier.firstControlCharacter(activity) == nil, Identifier.isNFC(activity)
+        guard scanner.atEnd, let activity, !activity.isEmpty, Identifier.problem(activity) == nil
         else {
             throw UnusualPayload()
         }

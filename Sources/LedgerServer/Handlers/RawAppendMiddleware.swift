@@ -35,11 +35,11 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.method == .post, let route = Self.route(request.uri.path), Self.isPlainJSON(request.headers)
         else {
             // Every other JSON body goes to the generated decoder: bounded first (`DecoderWork`).
+            var request = request
             if request.method == .post || request.method == .put, Self.isJSONBody(request.headers) {
-                var request = request
-                let body = try await request.collectBody(upTo: maxBodyBytes)
-                guard DecoderWork.withinLimit(body) else { throw DecoderWork.refusal }
-                return try await next(request, context)
+                guard DecoderWork.withinLimit(try await request.collectBody(upTo: maxBodyBytes)) else {
+                    throw DecoderWork.refusal
+                }
             }
             return try await next(request, context)
         }
