@@ -180,7 +180,8 @@ struct EventCodecTests {
             Issue.record("a relevanceScore of 1e400 decoded")
         } catch {
             #expect(
-                error.description == "field 'data.content.relevanceScore': expected a finite number, got a number out of range",
+                error.description
+                    == "field 'data.content.relevanceScore': expected a number a double can hold (RFC 7493), got 1e400",
                 "\(error.description)")
         }
     }

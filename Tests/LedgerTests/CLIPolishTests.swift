@@ -75,6 +75,23 @@ struct CLIPolishTests {
         #expect(try cli(["import", "-", "--db", empty], input: QueryTests.ride).status == 0)
     }
 
+    /// Found: `import` stored a content state `{"x":1e400}` that `POST /v1/events` refuses (and no device decodes).
+    @Test("import refuses a number a double cannot hold, naming line and field, and writes nothing (exit 2)")
+    func numberOutOfRange() throws {
+        let line = #"{"stream":"activity:N1","type":"request","at":1,"data":{"attributesType":"T","attributes":{},"#
+            + #""content":{"state":{"big":12345678901234567890,"tiny":1e-400,"x":[1e400]}},"pushType":"token"}}"#
+        let refused = try cli(["import", "-", "--db", db], input: line + "\n")
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("line 1"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("data.content.state.x[0]"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("1e400"), "\(refused.stderr)")
+        if FileManager.default.fileExists(atPath: db) { #expect(try cli(["export", "--db", db]).stdout.isEmpty) }
+        // Large integers and literals that round to zero are numbers a double holds: kept as sent.
+        let kept = line.replacingOccurrences(of: ",\"x\":[1e400]", with: "")
+        #expect(try cli(["import", "-", "--db", db], input: kept + "\n").status == 0)
+        #expect(try cli(["state", "N1", "--json", "--db", db]).stdout.contains(#""big":12345678901234567890,"tiny":1e-400"#))
+    }
+
     @Test("a window whose --from is after its --to is empty for timeline and report, as over HTTP (exit 0)")
     func backwardsWindow() throws {
         _ = try importRide()

@@ -25,11 +25,7 @@ public enum EventCodec: Sendable {
     public static func decode(_ value: JSONValue) throws(EventDecodingError) -> LedgerEvent {
         let root = try FieldReader(value, path: "")
         // A key given twice means one thing to this reader (the first) and another to most (the last).
-        if let repeated = value.firstRepeatedKey() {
-            throw EventDecodingError(
-                code: .wrongType, field: repeated, expected: "each key once in an object (RFC 7493)",
-                found: "the key given twice")
-        }
+        if let problem = value.firstInterchangeProblem() { throw EventDecodingError(problem) }
         let typeValue = try root.required("type", expected: FieldReader.oneOf(EventType.self))
         guard case .string(let typeName) = typeValue else {
             throw root.wrong("type", FieldReader.oneOf(EventType.self), typeValue)

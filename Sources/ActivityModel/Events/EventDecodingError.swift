@@ -30,6 +30,11 @@ public struct EventDecodingError: Error, Hashable, Sendable, CustomStringConvert
         self.found = found
     }
 
+    /// Interchange JSON that breaks RFC 7493 (`JSONValue.firstInterchangeProblem`).
+    public init(_ problem: JSONValue.InterchangeProblem) {
+        self.init(code: .wrongType, field: problem.field, expected: problem.expected, found: problem.found)
+    }
+
     public var description: String {
         switch code {
         case .malformedJSON: return "malformed JSON: \(expected)"

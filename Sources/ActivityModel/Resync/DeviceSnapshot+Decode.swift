@@ -10,11 +10,7 @@ extension DeviceSnapshot {
 
     public static func decode(_ value: JSONValue) throws(EventDecodingError) -> DeviceSnapshot {
         let root = try FieldReader(value, path: "")
-        if let repeated = value.firstRepeatedKey() {
-            throw EventDecodingError(
-                code: .wrongType, field: repeated, expected: "each key once in an object (RFC 7493)",
-                found: "the key given twice")
-        }
+        if let problem = value.firstInterchangeProblem() { throw EventDecodingError(problem) }
         let installation = try root.nfcName("installation")
         let at = try root.instant("at")
         let list = try root.required("activities", expected: "an array")

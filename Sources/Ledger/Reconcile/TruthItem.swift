@@ -79,8 +79,10 @@ public struct TruthItem: Hashable, Sendable {
                 .badInput, "field state: expected an object (a content-state) or null, got \(state.kindName)", line: line,
                 field: "state")
         }
-        if let repeated = state.firstRepeatedKey(path: "state") {
-            throw LedgerError(.badInput, "field \(repeated): given twice (each key once, RFC 7493)", line: line, field: repeated)
+        if let problem = state.firstInterchangeProblem(path: "state") {
+            throw LedgerError(
+                .badInput, "field \(problem.field): expected \(problem.expected), got \(problem.found)", line: line,
+                field: problem.field)
         }
         if let (path, literal) = outOfRange(state, path: "state") {
             throw LedgerError(
@@ -90,7 +92,9 @@ public struct TruthItem: Hashable, Sendable {
     }
 
     /// The first number of `value` that a double or a 64-bit integer cannot carry (what the canonical form and the
-    /// payload built from it hold): it overflows, underflows to zero, or is an integer literal past 64 bits.
+    /// payload built from it hold): it overflows, underflows to zero, or is an integer literal past 64 bits. Stricter
+    /// than the interchange rule every door applies (`firstInterchangeProblem`: overflow only), since a truth state
+    /// is compared and re-sent in canonical form.
     private static func outOfRange(_ value: JSONValue, path: String) -> (String, String)? {
         switch value {
         case .null, .bool, .string: return nil

@@ -65,9 +65,10 @@ struct RawAppendBody: Sendable {
         return .some(version)
     }
 
-    /// The path of the first key `body` gives twice in one object (`events[1].data.by`), when it is JSON.
-    static func repeatedKey(_ body: ByteBuffer) -> String? {
-        parse(body)?.firstRepeatedKey()
+    /// The first key `body` gives twice in one object (`events[1].data.by`) or number a double cannot hold, when
+    /// it is JSON (`JSONValue.firstInterchangeProblem`).
+    static func interchangeProblem(_ body: ByteBuffer) -> ActivityModel.JSONValue.InterchangeProblem? {
+        parse(body)?.firstInterchangeProblem()
     }
 
     private static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {

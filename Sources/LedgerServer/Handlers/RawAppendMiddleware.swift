@@ -57,11 +57,11 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
             parsed = (request.uri.query ?? "").isEmpty ? RawAppendBody.batch(body) : nil
         }
         guard let parsed else {
-            // The generated decoder would keep one of a key's two values: refused here, naming it (RFC 7493).
-            if let repeated = RawAppendBody.repeatedKey(body) {
+            // The generated decoder would keep one of a key's two values, and words a number it cannot hold as
+            // an unreadable value: refused here, naming it as the CLI does (RFC 7493).
+            if let problem = RawAppendBody.interchangeProblem(body) {
                 throw APIError.badRequest(
-                    "field '\(repeated)': expected each key once in an object (RFC 7493), got the key given twice",
-                    field: repeated)
+                    "field '\(problem.field)': expected \(problem.expected), got \(problem.found)", field: problem.field)
             }
             if route == .batch, let count = RawAppendBody.eventCount(body), count > LedgerAPI.maxBatchEvents {
                 // The schema's `maxItems`, as the generated decoder words it, before the bound on its work.
