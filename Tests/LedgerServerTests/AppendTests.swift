@@ -1,3 +1,5 @@
+import ActivityModel
+import Ledger
 import Foundation
 import LedgerServer
 import Testing
@@ -134,6 +136,26 @@ struct AppendTests {
             #expect(noEvent.errorField?.contains("aps.event") == true, "\(noEvent.text)")
         }
         #expect(try service.storedIDs().count == 2)
+    }
+
+    /// Found: the exchange was read back out of the generated types with `JSONEncoder`, so the update it recorded
+    /// held `{"a":-0.0,"b":1500}` for a push that carried `{"b":1.5e3,"a":-0.0}` — another `contentHash`.
+    @Test("the update an APNs exchange records holds its content-state as the push carried it")
+    func apnsContentAsSent() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            let body = #"""
+                {"activity":"R1","at":"2026-11-20T21:14:03.250Z",
+                 "request":{"token":"abcd","headers":{"apns-push-type":"liveactivity"},
+                            "payload":{"aps":{"event":"update","timestamp":1763672400,"content-state":{"b":1.5e3,"a":-0.0}}}},
+                 "response":{"status":200,"apnsId":"A1"}}
+                """#
+            let reply = try await client.post("/v1/apns", key: service.ingest, body)
+            #expect(reply.status == 200, "\(reply.text)")
+        }
+        let stored = try await service.ledger.feed(after: 0, limit: 10, app: TestService.app).events
+        let update = try #require(stored.first { $0.json.compactString.contains(#""type":"update""#) })
+        #expect(update.json.compactString.contains(#""state":{"b":1.5e3,"a":-0.0}"#), "\(update.json.compactString)")
     }
 
     @Test("a raw APNs exchange without an activity is resolved through an earlier token event, 404 for an unknown token", arguments: TestService.Mode.allCases)

@@ -107,6 +107,39 @@ struct RawAppendTests {
         #expect(text.contains(#""state":{"b":1,"a":2}"#), "\(text)")
     }
 
+    /// Found: a body the raw route leaves to the generated handler (an exponent, deep nesting, a content type with parameters) was
+    /// appended as `JSONEncoder` wrote the generated types back out, keys sorted and numbers re-formatted:
+    /// `{"b":1.5e3,"a":2}` was stored as `{"a":2,"b":1500}` while `import` stores it as sent.
+    @Test(
+        "an event the generated handler serves is stored as sent, as the raw route and import store it",
+        arguments: [true, false])
+    func generatedKeepsTheBody(rawAppends: Bool) async throws {
+        var service = try TestService()
+        service.configuration.rawAppends = rawAppends
+        let state = #"{"b":1.5e3,"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1E-2]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],"c":-0.0}"#
+        let event: @Sendable (String) -> String = { id in
+            #"{"id":"\#(id)","stream":"activity:\#(id)","type":"request","at":1.7636724E9,"data":{"attributesType":"A","attributes":{"z":1E0,"y":2},"content":{"state":\#(state)}}}"#
+        }
+        let ingest = service.ingest
+        try await service.test { client async throws in
+            for (path, body, type) in [
+                ("/v1/events", event("g-1"), "application/json"),
+                ("/v1/events", event("g-2"), "application/json; charset=UTF-8; x=1"),
+                ("/v1/batches", #"{"events":[\#(event("g-3")),\#(event("g-4"))]}"#, "application/json"),
+            ] {
+                let reply = try await client.post(path, key: ingest, body, contentType: type)
+                #expect(reply.status == 200, "\(path) \(type): \(reply.text)")
+            }
+        }
+        let stored = try await service.ledger.feed(after: 0, limit: 10, app: TestService.app).events
+        #expect(stored.count == 4)
+        for event in stored {
+            let text = event.json.compactString
+            #expect(text.contains(#""attributes":{"z":1E0,"y":2}"#), "\(text)")
+            #expect(text.contains(#""state":\#(state)"#), "\(text)")
+        }
+    }
+
     /// What a client sees of a reply: status, content type, length and body bytes.
     struct Seen: Equatable, CustomStringConvertible {
         var status: Int

@@ -13,8 +13,9 @@ extension LedgerAPI {
         try Self.checkTime(event.at, field: "at")
         if let id = event.id { try Self.checkID(id, field: "id") }
         let expected = input.query.expectedVersion.map { [event.stream: $0] } ?? [:]
+        let sent = try RawAppendBody.sentDocument ?? JSONParser.parse(Self.interchange(event))
         let outcomes = try await append(
-            [Self.interchange(event)], sizes: Self.checkSizes, decode: EventCodec.decode, expected: expected, single: true)
+            [sent], sizes: Self.checkSizes, decode: EventCodec.decode, expected: expected, single: true)
         return .ok(.init(body: .json(.rendered(outcomes[0].json))))
     }
 
@@ -35,9 +36,16 @@ extension LedgerAPI {
             try Self.checkTime(event.at, field: "events[\(index)].at")
             if let id = event.id { try Self.checkID(id, field: "events[\(index)].id") }
         }
+        let sent: [JSONValue]
+        if case .object(let root)? = RawAppendBody.sentDocument, case .array(let events)? = root["events"],
+            events.count == batch.events.count
+        {
+            sent = events
+        } else {
+            sent = try batch.events.map { try JSONParser.parse(Self.interchange($0)) }
+        }
         let outcomes = try await append(
-            batch.events.map(Self.interchange), sizes: Self.checkSizes, decode: EventCodec.decode, expected: expected,
-            single: false)
+            sent, sizes: Self.checkSizes, decode: EventCodec.decode, expected: expected, single: false)
         return .ok(.init(body: .json(.rendered(AppendOutcome.batchJSON(outcomes)))))
     }
 
@@ -47,7 +55,7 @@ extension LedgerAPI {
         let app = try Caller.app()
         let document: JSONValue
         do {
-            document = try JSONParser.parse(Self.interchange(exchange))
+            document = try RawAppendBody.sentDocument ?? JSONParser.parse(Self.interchange(exchange))
         } catch let refused as APIError {
             throw refused
         } catch {

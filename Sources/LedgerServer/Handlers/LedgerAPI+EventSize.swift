@@ -6,12 +6,6 @@ import Ledger
 /// nothing the server accepts is refused when its export is imported again.
 extension LedgerAPI {
     /// Refuses the first event (index in request order) over the limit, naming it (422).
-    static func checkSizes(_ events: [[UInt8]], limit: Int) throws {
-        for (index, event) in events.enumerated() where event.count > limit {
-            throw oversize(index: index, bytes: event.count, limit: limit)
-        }
-    }
-
     static func checkSizes(_ events: [JSONValue], limit: Int) throws {
         for (index, event) in events.enumerated() {
             // The unescaped length is a cheap lower bound; escapes can at most sextuple it (`\u00XX`), so only

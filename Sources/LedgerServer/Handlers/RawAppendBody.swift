@@ -17,8 +17,8 @@ struct RawAppendBody: Sendable {
     var expectedVersions: [String: Int64]
 
     /// `POST /v1/events` with an optional, already validated `?expectedVersion=`.
-    static func single(_ body: ByteBuffer, expectedVersion: Int64?) -> RawAppendBody? {
-        guard let event = parse(body), isPlainEvent(event), case .string(let stream)? = event["stream"] else {
+    static func single(_ document: ActivityModel.JSONValue?, expectedVersion: Int64?) -> RawAppendBody? {
+        guard let event = document, isPlainEvent(event), case .string(let stream)? = event["stream"] else {
             return nil
         }
         return RawAppendBody(events: [event], expectedVersions: expectedVersion.map { [stream: $0] } ?? [:])
@@ -26,13 +26,13 @@ struct RawAppendBody: Sendable {
 
     /// `POST /v1/batches`.
     /// How many events a batch body holds, when it is an object with an `events` array (our parser: linear).
-    static func eventCount(_ body: ByteBuffer) -> Int? {
-        guard case .object(let root)? = parse(body), case .array(let events)? = root["events"] else { return nil }
+    static func eventCount(_ document: ActivityModel.JSONValue?) -> Int? {
+        guard case .object(let root)? = document, case .array(let events)? = root["events"] else { return nil }
         return events.count
     }
 
-    static func batch(_ body: ByteBuffer) -> RawAppendBody? {
-        guard case .object(let root)? = parse(body), !hasDuplicateKeys(root) else { return nil }
+    static func batch(_ document: ActivityModel.JSONValue?) -> RawAppendBody? {
+        guard case .object(let root)? = document, !hasDuplicateKeys(root) else { return nil }
         guard case .array(let events)? = root["events"], !events.isEmpty, events.count <= LedgerAPI.maxBatchEvents,
             events.allSatisfy(isPlainEvent),
             root.members.allSatisfy({ $0.key == "events" || isPlainValue($0.value, depth: 1) })
@@ -65,13 +65,14 @@ struct RawAppendBody: Sendable {
         return .some(version)
     }
 
-    /// The first key `body` gives twice in one object (`events[1].data.by`) or number a double cannot hold, when
-    /// it is JSON (`JSONValue.firstInterchangeProblem`).
-    static func interchangeProblem(_ body: ByteBuffer) -> ActivityModel.JSONValue.InterchangeProblem? {
-        parse(body)?.firstInterchangeProblem()
-    }
+    /// The request body as the ledger's parser reads it (``RawAppendMiddleware``), for the generated handler of the
+    /// same request: it appends these values, not the generated types written back out by `JSONEncoder`, which
+    /// sorted keys and re-formatted numbers (`1.5e3` was stored as `1500`, so `contentHash` over the JSON as
+    /// sent no longer matched, and an event read back otherwise than `import` stores it).
+    @TaskLocal static var sentDocument: ActivityModel.JSONValue?
 
-    private static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {
+    /// `body` parsed by the ledger's parser; nil when it is not JSON (the generated decoder words that refusal).
+    static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {
         body.withUnsafeReadableBytes { bytes in try? JSONParser.parse(bytes) }
     }
 

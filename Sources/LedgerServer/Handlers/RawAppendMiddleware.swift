@@ -17,22 +17,25 @@ import NIOCore
 /// answers exactly as it always did. The OpenAPI document stays the contract; this is only a faster way
 /// to serve its happy path and its ledger-level refusals (409, 422).
 ///
-/// It also refuses, whichever way the request is then served, a body that gives a key twice in one object
-/// (RFC 7493): the generated decoder keeps one of the two values, the ledger's reader another, a client a third.
-/// With `serveRaw` false (`rawAppends` off) that check is all it does.
+/// It also refuses, whichever way the request is then served, a body that gives a key twice in one object or a
+/// number a double cannot hold (RFC 7493): the generated decoder keeps one of the two values, the ledger's reader
+/// another, a client a third. And when the generated handler serves the request, this parse of the body is what it
+/// appends (`RawAppendBody.sentDocument`), so an event is stored as sent whichever way it went. With `serveRaw`
+/// false (`rawAppends` off) those two are all it does.
 struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
     let api: LedgerAPI
     let maxBodyBytes: Int
     var serveRaw = true
 
     private enum Route {
-        case event, batch
+        /// `POST /v1/apns` is always served by the generated handler, with the body as parsed here.
+        case event, batch, apns
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
-        guard request.method == .post, let route = Self.route(request.uri.path), Self.isPlainJSON(request.headers)
+        guard request.method == .post, let route = Self.route(request.uri.path), Self.isJSONBody(request.headers)
         else {
             // Every other JSON body goes to the generated decoder: bounded first (`DecoderWork`).
             var request = request
@@ -44,38 +47,43 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         var request = request
-        // BodyLimitMiddleware has collected the body already: this is the same buffer.
+        // BodyLimitMiddleware has collected the body already: this is the same buffer, parsed once here.
         let body = try await request.collectBody(upTo: maxBodyBytes)
+        let document = RawAppendBody.parse(body)
         let parsed: RawAppendBody?
         switch route {
-        case _ where !serveRaw: parsed = nil
+        case _ where !serveRaw || !Self.isPlainJSON(request.headers): parsed = nil
         case .event:
             parsed = RawAppendBody.expectedVersion(query: request.uri.query).flatMap {
-                RawAppendBody.single(body, expectedVersion: $0)
+                RawAppendBody.single(document, expectedVersion: $0)
             }
         case .batch:
-            parsed = (request.uri.query ?? "").isEmpty ? RawAppendBody.batch(body) : nil
+            parsed = (request.uri.query ?? "").isEmpty ? RawAppendBody.batch(document) : nil
+        case .apns:
+            parsed = nil
         }
         guard let parsed else {
-            // The generated decoder would keep one of a key's two values, and words a number it cannot hold as
-            // an unreadable value: refused here, naming it as the CLI does (RFC 7493).
-            if let problem = RawAppendBody.interchangeProblem(body) {
+            // The generated decoder would keep one of a key's two values, and words a number it cannot hold as an
+            // unreadable value: refused here, naming it as the CLI does (RFC 7493). A plain body has neither (a
+            // key twice or an exponent goes this way), and the ledger's decoder checks each event again.
+            if let problem = document?.firstInterchangeProblem() {
                 throw APIError.badRequest(
                     "field '\(problem.field)': expected \(problem.expected), got \(problem.found)", field: problem.field)
             }
-            if route == .batch, let count = RawAppendBody.eventCount(body), count > LedgerAPI.maxBatchEvents {
+            if route == .batch, let count = RawAppendBody.eventCount(document), count > LedgerAPI.maxBatchEvents {
                 // The schema's `maxItems`, as the generated decoder words it, before the bound on its work.
                 throw APIError.badRequest(
                     "field 'events' has \(count) items; at most \(LedgerAPI.maxBatchEvents) are allowed", field: "events")
             }
             guard DecoderWork.withinLimit(body) else { throw DecoderWork.refusal }
-            return try await next(request, context)
+            // The generated handler validates and answers; what it appends is this document, as sent.
+            return try await RawAppendBody.$sentDocument.withValue(document) { try await next(request, context) }
         }
         let outcomes = try await api.append(parsed, singleEvent: route == .event)
-        let document = route == .event ? outcomes[0].json : AppendOutcome.batchJSON(outcomes)
+        let answer = route == .event ? outcomes[0].json : AppendOutcome.batchJSON(outcomes)
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: document.compactBytes))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.compactBytes))
         )
     }
 
@@ -83,6 +91,7 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         switch path {
         case "/v1/events": .event
         case "/v1/batches": .batch
+        case "/v1/apns": .apns
         default: nil
         }
     }
