@@ -55,6 +55,12 @@ struct ContractAuditTests {
             #expect(after.errorField == "after", "\(after.text)")
             let wait = try await client.get("/v1/feed?wait=soon", key: service.read)
             #expect(wait.errorField == "wait", "\(wait.text)")
+            // `+` is a space in a query (the generated decoder reads `+3` as " 3"): named, not `field ''`.
+            for (query, name) in [("/v1/feed?after=+3", "after"), ("/v1/feed?wait=+3", "wait"), ("/v1/activities?limit=+2", "limit")] {
+                let plus = try await client.get(query, key: service.read)
+                #expect(plus.status == 400, "\(query): \(plus.text)")
+                #expect(plus.errorField == name, "\(query): \(plus.text)")
+            }
             let run = try await client.post(
                 "/v1/reconciliations", key: service.admin, "", contentType: "application/x-ndjson")
             #expect(run.status == 400)

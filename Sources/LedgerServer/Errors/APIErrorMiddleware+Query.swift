@@ -66,12 +66,18 @@ extension APIErrorMiddleware {
         return "expected one of \(allowed.joined(separator: ", ")), got \"\(value)\""
     }
 
-    /// Name/value pairs of a raw query, percent-decoded where that is valid (never trapping on bad input).
+    /// Name/value pairs of a raw query, decoded as the generated decoders read it — `+` is a space (form
+    /// encoding), then percent escapes where they are valid — never trapping on bad input. (Found: `?after=+3`
+    /// was refused by the generated decoder as `" 3"` but looked like `+3`, a valid integer, here, so the 400
+    /// named no parameter.)
     private static func queryItems(_ query: String?) -> [URLQueryItem]? {
         guard let query, !query.isEmpty else { return nil }
         return query.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (text: Substring) in text.removingPercentEncoding ?? String(text) }
+            let decode = { (text: Substring) in
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
             return URLQueryItem(name: decode(parts[0]), value: parts.count > 1 ? decode(parts[1]) : nil)
         }
     }
