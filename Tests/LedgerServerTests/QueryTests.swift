@@ -117,6 +117,15 @@ struct QueryTests {
             let none = try await client.get("/v1/feed?after=2", key: service.read)
             #expect(none.json?["events"]?.arrayValue?.isEmpty == true)
             #expect(none.json?["lastPosition"]?.intValue == 2)
+            // A cursor past the head was never handed out: echoing it back ("nothing new") skipped every event up
+            // to it once the log grew (a cursor from another ledger, or from before a restore).
+            for query in ["/v1/feed?after=3", "/v1/feed?after=9223372036854775807&wait=5"] {
+                let ahead = try await client.get(query, key: service.read)
+                #expect(ahead.status == 400, "\(ahead.text)")
+                #expect(ahead.errorCode == "invalidParameter", "\(ahead.text)")
+                #expect(ahead.errorField == "after", "\(ahead.text)")
+                #expect(ahead.errorMessage.contains("last position 2"), "\(ahead.text)")
+            }
         }
     }
 

@@ -31,6 +31,15 @@ extension Ledger {
         let limit = max(1, min(limit, 10_000))
         var events: [LoggedEvent] = []
         var last = after
+        // Every `lastPosition` handed out is at most the head, and the head only grows: a cursor past it came from
+        // another ledger or from before a restore. Answering "nothing new" there (it used to echo the cursor back)
+        // would skip every event up to it once the log grew past it.
+        if after > 0, case let head = try db.lastPosition(), after > head {
+            throw LedgerError(
+                .badInput,
+                "after: \(after) is past the log's last position \(head): not a position this ledger handed out "
+                    + "(another ledger's, or from before a restore)", field: "after")
+        }
         let namespace = app ?? ""
         var scanned = 0
         var bytes = 0
