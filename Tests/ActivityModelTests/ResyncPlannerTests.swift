@@ -93,6 +93,29 @@ struct ResyncPlannerTests {
         #expect(plan.json["installation"] == "I1")
     }
 
+    @Test("other content at the intended timestamp is an update whose reason says the hash differs, not 'behind'")
+    func otherContentSameTimestamp() throws {
+        let now = Self.t0.adding(hours: 1)
+        let ledger = [
+            try Self.state("same", attributes: ["order": "same"]),
+            try Self.state("older", intended: Self.t0.seconds + 60, attributes: ["order": "older"]),
+        ]
+        let snapshot = DeviceSnapshot(
+            installation: "I1", at: now,
+            activities: [
+                Self.entry("same", hash: ActivityContent.hash(of: ["eta": 9])),
+                Self.entry("older", hash: ActivityContent.hash(of: ["eta": 9])),
+            ])
+        let plan = ResyncPlanner.plan(snapshot: snapshot, ledger: ledger, now: now)
+        let same = try #require(plan.actions.first { $0.activity == "same" })
+        #expect(same.action == .update)
+        #expect(same.reason.contains("hash differs"), "\(same.reason)")
+        #expect(!same.reason.contains("behind"), "\(same.reason)")
+        let older = try #require(plan.actions.first { $0.activity == "older" })
+        #expect(older.action == .update)
+        #expect(older.reason.contains("behind"), "\(older.reason)")
+    }
+
     @Test("the fresh timestamp is newer than what the device shows")
     func freshTimestamp() throws {
         let now = Self.t0

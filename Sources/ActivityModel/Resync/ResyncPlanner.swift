@@ -98,10 +98,17 @@ public enum ResyncPlanner: Sendable {
             }
             if behind, let content = content(intended), !content.isTooLarge {
                 let shown = entry.contentTimestamp.map(String.init) ?? "unknown"
+                // A hash that differs at a timestamp not older than the intended one is other content, not older
+                // content: said so, rather than "behind" a timestamp it is not behind.
+                let reason =
+                    if let timestamp = entry.contentTimestamp, timestamp >= intended.timestamp {
+                        "the device shows content of timestamp \(shown) whose hash differs from the intended content "
+                            + "of \(intended.timestamp)"
+                    } else {
+                        "the device shows content of timestamp \(shown), behind the intended content of \(intended.timestamp)"
+                    }
                 return .init(
-                    activity: id, action: .update,
-                    reason: "the device shows content of timestamp \(shown), behind the intended content of \(intended.timestamp)",
-                    payload: APNsMapping.update(content, timestamp: fresh))
+                    activity: id, action: .update, reason: reason, payload: APNsMapping.update(content, timestamp: fresh))
             }
         }
         return .init(activity: id, action: .none, reason: "the device shows the intended content")
