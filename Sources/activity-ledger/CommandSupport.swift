@@ -74,7 +74,10 @@ func reportFailure(_ error: any Error, db: String?) -> ExitCode {
         guard case .postgres(let url) = LedgerLocation(db) else { return db }
         return (try? PostgresURL(url).redacted) ?? "the PostgreSQL URL"
     }
-    if code == Exit.storage, let shown, !message.contains(shown) { message = "\(shown): \(message)" }
+    // A message that names its option (`--to …`) is about that ledger, not `db`'s.
+    if code == Exit.storage, let shown, !message.contains(shown), !message.hasPrefix("--") {
+        message = "\(shown): \(message)"
+    }
     printFailure(message)
     return ExitCode(code)
 }
@@ -144,11 +147,16 @@ extension GlobalOptions {
         return ledger
     }
 
-    /// The API keys of the ledger (a foreign file or database is refused, a new file created).
-    /// The API keys of the ledger `db` names. `keys create` makes the ledger when there is none (the first step of
-    /// a new deployment); `list` and `revoke` need one (they made an empty ledger file at a mistyped path).
+    /// The API keys of the ledger `db` names (a foreign file or database is refused). `keys create` makes the
+    /// ledger when there is none (the first step of a new deployment); `list` and `revoke` need one (they made an
+    /// empty ledger file at a mistyped path, and the whole schema in an empty PostgreSQL database).
     func openKeys(mustExist: Bool) async throws -> APIKeyStore {
         do {
+            if mustExist, case .postgres = location {
+                // Opened read-only first, which refuses a database without a ledger ("not a ledger") and migrates
+                // nothing; the file's check is `openLedger`'s own.
+                _ = try await openLedger(mustExist: true, readOnly: true)
+            }
             return try await APIKeyStore(ledger: openLedger(mustExist: mustExist))
         } catch {
             throw reportFailure(error, db: db)

@@ -132,6 +132,13 @@ struct CopyCommandTests {
         // A database with tables of its own is never adopted, and reading commands do not create a schema.
         let empty = try cli.run(["digest", "--db", database.url])
         #expect(empty.status == 4 && empty.stderr.contains("not a ledger"), "\(empty.stderr)")
+        // `keys list` and `keys revoke` too: they created the whole schema in an empty database.
+        for keys in [["keys", "list"], ["keys", "revoke", "k_x"]] {
+            let refused = try cli.run(keys + ["--db", database.url])
+            #expect(refused.status == 4 && refused.stderr.contains("not a ledger"), "\(keys): \(refused.stderr)")
+        }
+        let stillEmpty = try cli.run(["digest", "--db", database.url])
+        #expect(stillEmpty.status == 4 && stillEmpty.stderr.contains("not a ledger"), "\(stillEmpty.stderr)")
         try await TestDatabase.admin(database.url) { client in _ = try await client.query("CREATE TABLE theirs (x int)") }
         let directory = TemporaryDirectory(prefix: "refuse")
         let file = directory.file("ledger.sqlite")
@@ -139,6 +146,12 @@ struct CopyCommandTests {
         try expectSuccess(cli.run(["import", directory.file("empty.jsonl"), "--db", file]))
         let foreign = try cli.run(["copy", "--from", file, "--to", database.url])
         #expect(foreign.status == 4 && foreign.stderr.contains("not a ledger"), "\(foreign.stderr)")
+        // Named as the destination's failure, not prefixed with the source's path (it read as the file's fault).
+        #expect(foreign.stderr.hasPrefix("activity-ledger: --to postgresql://"), "\(foreign.stderr)")
+        #expect(!foreign.stderr.contains(file), "\(foreign.stderr)")
+        let unreachable = try cli.run(["copy", "--from", file, "--to", "postgresql://ledger:s3cret@127.0.0.1:1/ledger"])
+        #expect(unreachable.status == 4 && unreachable.stderr.hasPrefix("activity-ledger: --to postgresql://ledger@127.0.0.1:1/ledger"), "\(unreachable.stderr)")
+        #expect(!unreachable.stderr.contains(file) && !unreachable.stderr.contains("s3cret"), "\(unreachable.stderr)")
 
         // Every command refuses it the same way, reading ones too (and none writes to it).
         let state = try cli.run(["state", "X", "--db", database.url])

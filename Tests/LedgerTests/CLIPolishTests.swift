@@ -85,7 +85,11 @@ struct CLIPolishTests {
         #expect(refused.stderr.contains("line 1"), "\(refused.stderr)")
         #expect(refused.stderr.contains("data.content.state.x[0]"), "\(refused.stderr)")
         #expect(refused.stderr.contains("1e400"), "\(refused.stderr)")
-        if FileManager.default.fileExists(atPath: db) { #expect(try cli(["export", "--db", db]).stdout.isEmpty) }
+        // Nothing written: not even the new ledger file the import would have made.
+        #expect(!FileManager.default.fileExists(atPath: db))
+        #expect(!FileManager.default.fileExists(atPath: db + "-wal"))
+        #expect(try cli(["import", directory.file("missing.jsonl"), "--db", db]).status != 0)
+        #expect(!FileManager.default.fileExists(atPath: db))
         // Large integers and literals that round to zero are numbers a double holds: kept as sent.
         let kept = line.replacingOccurrences(of: ",\"x\":[1e400]", with: "")
         #expect(try cli(["import", "-", "--db", db], input: kept + "\n").status == 0)

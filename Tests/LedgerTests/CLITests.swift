@@ -32,6 +32,11 @@ struct CLITests {
         #expect(result.stderr.contains("line 6"), "\(result.stderr)")
         #expect(result.stderr.contains("stream"), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
+        // A new ledger refused whole is not made at all.
+        #expect(!FileManager.default.fileExists(atPath: db))
+        // An existing one is left as it was.
+        #expect(try cli("import", "-", "--db", db, input: "").status == 0)
+        #expect(try cli("import", path, "--db", db).status == 2)
         let stats = try cli("stats", "--db", db, "--json")
         #expect(stats.stdout.contains("\"events\":0"), "\(stats.stdout)")
     }

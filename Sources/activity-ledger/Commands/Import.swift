@@ -2,6 +2,7 @@ import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
+import LedgerStore
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,9 +29,24 @@ struct Import: AsyncParsableCommand {
     func validate() throws { try checkApp(app) }
 
     func run() async throws {
+        // All or nothing, for the file too: a refused import that would have made a new ledger leaves none (it
+        // left an empty ledger file behind). Removed after `runReporting` has closed it.
+        var created: String?
+        if case .sqlite(let path) = options.location, !FileManager.default.fileExists(atPath: path) { created = path }
+        do {
+            try await importFile()
+        } catch {
+            if let created {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: created + suffix) }
+            }
+            throw error
+        }
+    }
+
+    private func importFile() async throws {
         try await runReporting(db: options.db) {
-            let ledger = try await options.openLedger(mustExist: false)
             let reader = file == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: file)
+            let ledger = try await options.openLedger(mustExist: false)
             let total = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
             let progress = Progress("importing")
             let started = Date()

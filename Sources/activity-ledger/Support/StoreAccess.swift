@@ -51,14 +51,20 @@ enum StoreAccess {
             try checkFile(path, option: option, readOnly: false)
             var configuration = LedgerConfiguration()
             configuration.store.busyTimeout = busyTimeout
-            return try await body(Ledger(path: path, configuration: configuration, logger: quietLogger).store.log)
+            let ledger = try await opening(path, option: option) {
+                try Ledger(path: path, configuration: configuration, logger: quietLogger)
+            }
+            return try await body(ledger.store.log)
         case .postgres(let url):
+            let redacted: String
             do {
-                _ = try PostgresURL(url)
+                redacted = try PostgresURL(url).redacted
             } catch let error as StoreError {
                 throw LedgerError(.badInput, "--\(option): \(error.message)", field: option)
             }
-            let log = try await PostgresEventLog(url: url, readOnly: readOnly, logger: quietLogger)
+            let log = try await opening(redacted, option: option) {
+                try await PostgresEventLog(url: url, readOnly: readOnly, logger: quietLogger)
+            }
             do {
                 let result = try await body(log)
                 await log.close()
@@ -67,6 +73,18 @@ enum StoreAccess {
                 await log.close()
                 throw error
             }
+        }
+    }
+
+    /// `open()`, its failure named by the option when a command has two ledgers (`copy --from/--to`): reported
+    /// under the command's `--from`, a `--to` database that would not open read as the source's failure.
+    private static func opening<T>(_ shown: String, option: String, _ open: () async throws -> T) async throws -> T {
+        do {
+            return try await open()
+        } catch where option != "db" {
+            let failure = Ledger.storageError(error, path: shown)
+            let message = failure.message.contains(shown) ? failure.message : "\(shown): \(failure.message)"
+            throw LedgerError(failure.code, "--\(option) \(message)", field: option, cause: error)
         }
     }
 
