@@ -48,7 +48,23 @@ struct BadInputTests {
             let reply = try await client.post("/v1/events", key: service.ingest, #"{"stream":"#)
             #expect(reply.status == 400)
             #expect(reply.errorCode == "malformedJSON")
+            // Where and why (the generated decoder said "The given data was not valid JSON." for all of these).
+            #expect(reply.errorMessage == "malformed JSON: unexpected end of input at byte 10", "\(reply.text)")
+            let surrogate = try await client.post(
+                "/v1/batches", key: service.ingest,
+                #"{"events":[{"stream":"activity:\ud800","type":"request","at":1,"data":{}}]}"#)
+            #expect(surrogate.errorCode == "malformedJSON" && surrogate.errorMessage.contains("surrogate at byte"), "\(surrogate.text)")
+            // A version that is no stream version is named, not "malformed JSON".
+            for version in ["0.5", "9223372036854775808", "-1", "\"3\""] {
+                let event = #"{"stream":"activity:V1","type":"request","at":1,"data":{}}"#
+                let bad = try await client.post(
+                    "/v1/batches", key: service.ingest,
+                    #"{"events":[\#(event)],"expectedVersions":{"activity:V1":\#(version)}}"#)
+                #expect(bad.status == 400, "\(version): \(bad.text)")
+                #expect(bad.errorField == "expectedVersions['activity:V1']", "\(version): \(bad.text)")
+            }
         }
+        #expect(try service.storedIDs().isEmpty)
     }
 
     /// Foundation's encoder refuses one level fewer than its decoder reads: a content state 508 arrays deep was a

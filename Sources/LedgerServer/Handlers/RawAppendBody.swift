@@ -71,9 +71,43 @@ struct RawAppendBody: Sendable {
     /// sent no longer matched, and an event read back otherwise than `import` stores it).
     @TaskLocal static var sentDocument: ActivityModel.JSONValue?
 
-    /// `body` parsed by the ledger's parser; nil when it is not JSON (the generated decoder words that refusal).
+    /// `body` parsed by the ledger's parser; nil when it is not JSON.
     static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {
-        body.withUnsafeReadableBytes { bytes in try? JSONParser.parse(bytes) }
+        try? parsed(body).get()
+    }
+
+    /// `body` parsed by the ledger's parser, or why it is not JSON and where (`unpaired surrogate at byte 21`):
+    /// the generated decoder says only "The given data was not valid JSON."
+    static func parsed(_ body: ByteBuffer) -> Result<ActivityModel.JSONValue, JSONParseError> {
+        body.withUnsafeReadableBytes { bytes in Result { () throws(JSONParseError) in try JSONParser.parse(bytes) } }
+    }
+
+    /// The first `expectedVersions` entry that is not a non-negative 64-bit integer, as the 400 naming it (the
+    /// generated decoder called `0.5` or `2^63` there malformed JSON).
+    static func expectedVersionsProblem(_ document: ActivityModel.JSONValue?) -> (field: String, message: String)? {
+        guard case .object(let root)? = document, case .object(let versions)? = root["expectedVersions"] else {
+            return nil
+        }
+        for member in versions.members {
+            if case .number(let number) = member.value {
+                if let version = Int64(number.text), version >= 0 { continue }
+                // `1e2` or `5.0`: integral and in range, left to the generated decoder to judge as it always did.
+                let value = number.doubleValue
+                if value >= 0, value < 0x1p63, value.rounded() == value { continue }
+            }
+            let field = "expectedVersions['\(member.key)']"
+            let found: String
+            switch member.value {
+            case .number(let number): found = number.text
+            case .string: found = "a string"
+            case .null: found = "null"
+            case .bool: found = "a boolean"
+            case .array: found = "an array"
+            case .object: found = "an object"
+            }
+            return (field, "field \(field): expected a stream version (an integer from 0 to 2^63-1), got \(found)")
+        }
+        return nil
     }
 
     /// Members the generated `Event` decoder reads; others it ignores, and so does the ledger.

@@ -49,7 +49,15 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         var request = request
         // BodyLimitMiddleware has collected the body already: this is the same buffer, parsed once here.
         let body = try await request.collectBody(upTo: maxBodyBytes)
-        let document = RawAppendBody.parse(body)
+        let document: ActivityModel.JSONValue
+        switch RawAppendBody.parsed(body) {
+        case .success(let value): document = value
+        case .failure(let error):
+            // Where and why, rather than the generated decoder's "The given data was not valid JSON."
+            var refused = APIError.badRequest("malformed JSON: \(error)")
+            refused.code = "malformedJSON"
+            throw refused
+        }
         let parsed: RawAppendBody?
         switch route {
         case _ where !serveRaw || !Self.isPlainJSON(request.headers): parsed = nil
@@ -66,9 +74,12 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
             // The generated decoder would keep one of a key's two values, and words a number it cannot hold as an
             // unreadable value: refused here, naming it as the CLI does (RFC 7493). A plain body has neither (a
             // key twice or an exponent goes this way), and the ledger's decoder checks each event again.
-            if let problem = document?.firstInterchangeProblem() {
+            if let problem = document.firstInterchangeProblem() {
                 throw APIError.badRequest(
                     "field '\(problem.field)': expected \(problem.expected), got \(problem.found)", field: problem.field)
+            }
+            if route == .batch, let (field, message) = RawAppendBody.expectedVersionsProblem(document) {
+                throw APIError.badRequest(message, field: field)
             }
             if route == .batch, let count = RawAppendBody.eventCount(document), count > LedgerAPI.maxBatchEvents {
                 // The schema's `maxItems`, as the generated decoder words it, before the bound on its work.
