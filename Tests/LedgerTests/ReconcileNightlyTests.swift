@@ -45,6 +45,26 @@ struct ReconcileNightlyTests {
             strict: strict)
     }
 
+    /// The stored report is written entry by entry (`NightlyReport.compactBytes`) rather than as one tree; it must be
+    /// the tree's bytes exactly, also when the run id and an invalid line's reason spell the `actions` member.
+    @Test("the report written entry by entry is the JSON of the whole report, byte for byte")
+    func reportBytes() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        let truth = Self.truth + "\n" + #"{"activity":"\"actions\":[]","x":"#
+        for runID in ["night-1", #""actions":[]"#] {
+            var report = try await Self.run(temp, truth: truth, runID: runID)
+            #expect(report.entries.count == 6)
+            #expect(report.invalidLineCount == 1)
+            #expect(report.compactBytes == report.json.compactBytes)
+            report.entries = []
+            #expect(report.compactBytes == report.json.compactBytes)
+            // What a re-run returns was stored through it.
+            let again = try await Self.run(temp, truth: truth, runID: runID)
+            #expect(again.alreadyRecorded)
+        }
+    }
+
     @Test(
         "each finding kind is found on its case, with its action",
         arguments: [

@@ -64,7 +64,7 @@ enum ReconcileRuns {
     static func save(
         _ report: NightlyReport, key: String, text: String? = nil, in ledger: Ledger, recordedAt: Instant
     ) async throws {
-        let text = text ?? report.json.compactString
+        let text = text ?? String(decoding: report.compactBytes, as: UTF8.self)
         switch ledger.storage {
         case .file(let store):
             try await store.pool.write { db in
@@ -97,24 +97,30 @@ extension ReconcileRuns {
     /// A report's stored text, written before its last member, `recordedEvents`, is known: the nightly job writes
     /// the bulk of it (an entry per finding) while its last findings are being recorded.
     struct PendingText: Sendable {
-        private let head: String?
+        /// The text without its last `0}` (nil: `recordedEvents` is not the last member).
+        private var head: [UInt8]?
         private let report: NightlyReport
 
         init(_ report: NightlyReport) {
             var report = report
             report.recordedEvents = 0
             self.report = report
-            let text = report.json.compactString
-            let last = #","recordedEvents":0}"#
-            head = text.hasSuffix(last) ? String(text.dropLast(2)) : nil
+            var text = report.compactBytes
+            if text.reversed().starts(with: #","recordedEvents":0}"#.utf8.reversed()) {
+                text.removeLast(2)
+                head = text
+            }
         }
 
         /// The whole text (written again only if `recordedEvents` were not the last member).
-        func text(recordedEvents: Int) -> String {
-            if let head { return head + "\(recordedEvents)}" }
-            var report = report
-            report.recordedEvents = recordedEvents
-            return report.json.compactString
+        consuming func text(recordedEvents: Int) -> String {
+            guard var head = head.take() else {
+                var report = report
+                report.recordedEvents = recordedEvents
+                return String(decoding: report.compactBytes, as: UTF8.self)
+            }
+            head += "\(recordedEvents)}".utf8
+            return String(decoding: head, as: UTF8.self)
         }
     }
 }
