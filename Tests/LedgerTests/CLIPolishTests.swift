@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LedgerTesting
 import Testing
 
@@ -73,6 +74,27 @@ struct CLIPolishTests {
         }
         // A writing command makes an empty file a new ledger, as before.
         #expect(try cli(["import", "-", "--db", empty], input: QueryTests.ride).status == 0)
+    }
+
+    /// Found by a probe: with another process in a read transaction (an `export` piped into a slow reader), every
+    /// writing command finished its work and then waited out its whole busy timeout in the final checkpoint.
+    @Test("a writing command does not wait at its exit for another process's reader")
+    func exitDoesNotWaitForReaders() throws {
+        _ = try importRide()
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let reader = try DatabaseQueue(path: db, configuration: configuration)
+        try reader.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM events")
+        }
+        defer { try? reader.inDatabase { db in try db.execute(sql: "ROLLBACK") } }
+        for command in [["import", "-"], ["rebuild"]] {
+            let started = Date()
+            let result = try cli(command + ["--db", db, "--busy-timeout", "10"], input: QueryTests.ride)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(Date().timeIntervalSince(started) < 5, "\(command) took \(Date().timeIntervalSince(started)) s")
+        }
     }
 
     /// Found: `import` stored a content state `{"x":1e400}` that `POST /v1/events` refuses (and no device decodes).

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -86,7 +87,13 @@ public final class EventStore: Sendable {
     public func close() {
         if !configuration.readOnly {
             checkpointer?.finish()
-            try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try? pool.writeWithoutTransaction { db in
+                // Without waiting: TRUNCATE waits for readers through the busy handler, so another process's read
+                // transaction (an `export` being piped) held every writing command's exit for the whole busy
+                // timeout. With a reader it copies what it can, as PASSIVE does, and leaves the rest of the WAL.
+                sqlite3_busy_timeout(db.sqliteConnection, 0)
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
         }
         try? pool.close()
     }
