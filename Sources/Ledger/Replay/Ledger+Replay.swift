@@ -21,21 +21,67 @@ public struct ReplaySummary: Sendable, Hashable, Codable {
 extension Ledger {
     /// Writes a new ledger file at `path` holding the events up to `limit`, in their original order, with their ids,
     /// times and payloads (each in its app's namespace), and its projections built as it goes. The file must not exist.
+    ///
+    /// The log is verified first, and a log whose chain does not hold is refused, naming the first bad position: the
+    /// copy gets a chain of its own, so replaying a tampered log gave a file that verified (found by a probe; `backup`
+    /// and `seal` refused the same file). The file is written under a temporary name and published whole
+    /// (`PartialFile`): a failure leaves nothing at `path`, and a file someone else made there meanwhile is kept.
     public func replay(
         _ limit: ReplayLimit, into path: String, progress: ((Int64, Int64) -> Void)? = nil
     ) async throws -> ReplaySummary {
         if FileManager.default.fileExists(atPath: path) {
             throw LedgerError(.badInput, "\(path) already exists: replay writes a new ledger file", field: "into")
         }
-        let target = try Ledger(path: path, logger: logger)
-        if let postgres {
-            do {
-                return try await replay(from: postgres, limit, into: target, progress: progress)
-            } catch {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-                throw error
-            }
+        let verified = try await verify()
+        guard verified.ok else {
+            let position = verified.firstBadPosition.map { " at position \($0)" } ?? ""
+            throw LedgerError(
+                .badInput,
+                "the ledger does not verify\(position) (\(verified.reason ?? "chain broken")): replay copies only a log "
+                    + "whose chain holds; run verify", field: "db")
         }
+        let file = PartialFile(destination: path)
+        defer { file.remove() }
+        let target: Ledger
+        do {
+            target = try Ledger(path: file.path, logger: logger)
+        } catch {
+            throw PartialFile.WriteError(
+                destination: path, message: (error as? LedgerError)?.message ?? "\(error)", exists: false)
+        }
+        var summary: ReplaySummary
+        do {
+            if let postgres {
+                summary = try await replay(from: postgres, limit, into: target, progress: progress)
+            } else {
+                summary = try await replayFile(limit, into: target, progress: progress)
+            }
+        } catch {
+            await target.close()
+            // A full disk or an unwritable file is the new file's failure, named by its destination (the source
+            // is open and read already; it was reported as the source's).
+            var cause: any Error = error
+            while let wrapped = (cause as? LedgerError)?.cause { cause = wrapped }
+            if let database = cause as? DatabaseError,
+                [.SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_IOERR].contains(
+                    database.resultCode.primaryResultCode)
+            {
+                throw PartialFile.WriteError(
+                    destination: path, message: "SQLite: \(String(describing: database.resultCode.primaryResultCode))",
+                    exists: false)
+            }
+            throw error
+        }
+        await target.close()
+        try file.publish()
+        summary.path = path
+        return summary
+    }
+
+    /// The replay of this ledger file into `target`, in one transaction.
+    private func replayFile(
+        _ limit: ReplayLimit, into target: Ledger, progress: ((Int64, Int64) -> Void)?
+    ) async throws -> ReplaySummary {
         let last = try store.lastPosition()
         let written: Int64 = try await target.store.importTransaction { session in
             var batch: [NewEvent] = []
@@ -63,7 +109,7 @@ extension Ledger {
             try flush()
             return count
         }
-        return ReplaySummary(path: path, events: written, lastPosition: try target.store.lastPosition())
+        return ReplaySummary(path: target.path, events: written, lastPosition: try target.store.lastPosition())
     }
 
     /// The replay of a ledger on PostgreSQL into a new file: the log read a page at a time, each page one

@@ -20,13 +20,24 @@ extension EventStore {
     /// under a temporary name beside `destination`, verified (the whole hash chain), its last hash compared with
     /// the source's at the same position, and only then renamed into place; a failure leaves no file.
     /// `progress` receives (pages copied, pages in all) after each step of 256 pages.
+    ///
+    /// Failures of writing the copy (an unwritable directory, a full disk, the destination made meanwhile) are
+    /// `PartialFile.WriteError`s, named by the destination; the rest are the source's.
     public func backup(into destination: String, progress: ((Int, Int) -> Void)? = nil) throws -> BackupReport {
-        let url = URL(fileURLWithPath: destination)
-        let partial = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).partial-\(ProcessInfo.processInfo.processIdentifier)").path
-        defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) } }
+        let file = PartialFile(destination: destination)
+        let partial = file.path
+        defer { file.remove() }
         do {
-            try copy(into: partial, progress: progress)
+            do {
+                try copy(into: partial, progress: progress)
+            } catch let error as DatabaseError where Self.writeFailures.contains(error.resultCode.primaryResultCode) {
+                // Opening, writing or filling the new file. (The step's message can be the source connection's
+                // "not an error" for a full disk, so the code says what happened.)
+                let detail = error.message.flatMap { $0 == "not an error" ? nil : $0 }
+                throw PartialFile.WriteError(
+                    destination: destination,
+                    message: "SQLite: \(detail ?? String(describing: error.resultCode.primaryResultCode))", exists: false)
+            }
             var configuration = StoreConfiguration()
             configuration.readOnly = true
             configuration.busyTimeout = self.configuration.busyTimeout
@@ -41,12 +52,17 @@ extension EventStore {
                 throw StoreError(.storage, "the copy's hash at position \(digest.position) differs from \(path)'s")
             }
             let bytes = (try FileManager.default.attributesOfItem(atPath: partial)[.size] as? NSNumber)?.int64Value ?? 0
-            try FileManager.default.moveItem(atPath: partial, toPath: destination)
+            try file.publish()
             return BackupReport(digest: digest, verified: report.checked, bytes: bytes)
+        } catch let error as PartialFile.WriteError {
+            throw error
         } catch {
             throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
         }
     }
+
+    /// What fails on the side of the new file (the source is read inside a read transaction already open).
+    private static let writeFailures: [ResultCode] = [.SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_IOERR]
 
     /// SQLite's backup into a new file, closed (and so complete on disk) before this returns.
     private func copy(into partial: String, progress: ((Int, Int) -> Void)?) throws {

@@ -29,8 +29,11 @@ struct Backup: AsyncParsableCommand {
             let store = try options.openStore(
                 for: "backup", why: "back up a PostgreSQL ledger with pg_dump, or `copy` it into a file")
             let progress = Progress("backing up")
-            let report = try store.backup(into: into) { done, total in
-                progress.update(Int64(done), of: Int64(total), unit: " pages")
+            PartialFile.removeOnSignals()
+            let report = try await OutputTarget.writing("into") {
+                try store.backup(into: into) { done, total in
+                    progress.update(Int64(done), of: Int64(total), unit: " pages")
+                }
             }
             progress.finish()
             if options.json {

@@ -2,6 +2,7 @@ import ActivityModel
 import ArgumentParser
 import Foundation
 import Ledger
+import LedgerStore
 
 struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,15 +44,11 @@ struct Replay: AsyncParsableCommand {
             try OutputTarget.newFile(into, option: "into", ledger: options.db)
             let ledger = try await options.openLedger(readOnly: true)
             let progress = Progress("replaying")
-            let summary: ReplaySummary
-            do {
-                summary = try await ledger.replay(limit, into: into) { done, total in progress.update(done, of: total) }
-            } catch {
-                // The file was new (checked above): a failed replay leaves nothing behind.
-                for suffix in ["", "-wal", "-shm", "-journal"] {
-                    try? FileManager.default.removeItem(atPath: into + suffix)
-                }
-                throw error
+            // Written under a temporary name and published whole (`PartialFile`): a failed or interrupted replay
+            // leaves nothing at --into, and never removes a file it did not make.
+            PartialFile.removeOnSignals()
+            let summary = try await OutputTarget.writing("into") {
+                try await ledger.replay(limit, into: into) { done, total in progress.update(done, of: total) }
             }
             progress.finish()
             if options.json {

@@ -84,6 +84,18 @@ struct OutputTarget: Sendable, Equatable {
         }
     }
 
+    /// `body`, with a failure of writing the new file named by its option (`--into PATH: SQLite: database or disk
+    /// is full`), not by the ledger the command read: that read as the source's fault (found by a probe).
+    static func writing<T>(_ option: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PartialFile.WriteError {
+            throw LedgerError(
+                error.exists ? .badInput : .storage, "--\(option) \(error.destination): \(error.message)",
+                field: option, cause: error)
+        }
+    }
+
     /// Refuses `given` when it is the ledger file `ledger` or its `-wal`, `-shm` or `-journal`: the same file
     /// (device and inode) when both exist, else the same path once symlinks and the folder are resolved.
     /// (`--db` names the ledger; `copy` passes `--from`.)

@@ -1,0 +1,101 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A new file written under a temporary name beside its destination and published only once complete: a failed or
+/// interrupted write leaves nothing at the destination, and publishing never replaces a file that appeared there in
+/// the meantime (`link(2)` refuses an existing name). The one way `backup` and `replay` write their new file.
+///
+/// Found by a probe: `replay` wrote straight to its destination, so an interrupted one left an empty ledger that
+/// `verify` passed and a retry refused; and two replays racing on one destination removed each other's file (the one
+/// refused "already exists" cleaned up the path it had been refused for). A `backup` interrupted by SIGINT or SIGTERM
+/// left its full-size temporary copy behind; one whose destination name was long got a temporary name past 255 bytes.
+public struct PartialFile: Sendable {
+    /// Where the file goes once complete.
+    public let destination: String
+    /// Where it is written meanwhile: hidden, beside the destination (same file system), named after this process.
+    public let path: String
+
+    /// A failure of writing the new file, not of reading the source: callers name it by the destination.
+    public struct WriteError: Error, CustomStringConvertible, Sendable {
+        public let destination: String
+        public let message: String
+        /// The destination exists (made by someone else meanwhile): nothing was replaced.
+        public let exists: Bool
+        public var description: String { message }
+
+        public init(destination: String, message: String, exists: Bool) {
+            self.destination = destination
+            self.message = message
+            self.exists = exists
+        }
+    }
+
+    public init(destination: String) {
+        let url = URL(fileURLWithPath: destination)
+        // A name of up to 255 bytes stays legal with the dot and the suffix: the destination's name is shortened.
+        var name = url.lastPathComponent
+        while name.utf8.count > 200 { name.removeLast() }
+        self.destination = destination
+        path = url.deletingLastPathComponent().appendingPathComponent(".\(name).partial-\(getpid())").path
+        Self.registered.withLock { _ = $0.insert(path) }
+    }
+
+    /// Moves the complete file (closed, its WAL folded in) to the destination, which must not exist.
+    public func publish() throws {
+        if FileManager.default.fileExists(atPath: path + "-wal"),
+            ((try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0) > 0
+        {
+            throw WriteError(destination: destination, message: "the new file still has a WAL; not published", exists: false)
+        }
+        guard link(path, destination) == 0 else {
+            let code = errno
+            throw WriteError(
+                destination: destination,
+                message: code == EEXIST
+                    ? "exists now (made by someone else meanwhile); nothing was replaced"
+                    : String(cString: strerror(code)),
+                exists: code == EEXIST)
+        }
+        remove()
+    }
+
+    /// Removes the temporary file and its companions (`-wal`, `-shm`, `-journal`).
+    public func remove() {
+        Self.unlinkAll(path)
+        Self.registered.withLock { _ = $0.remove(path) }
+    }
+
+    /// The temporary files of this process not yet published or removed.
+    private static let registered = Mutex<Set<String>>([])
+
+    private static func unlinkAll(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+
+    /// From now on SIGINT and SIGTERM remove this process's temporary files before it exits (status 128 + signal), as
+    /// the default action would end it. For commands that write one (`backup`, `replay`), not for `serve`.
+    public static func removeOnSignals() {
+        signalSources.withLock { sources in
+            guard sources.isEmpty else { return }
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    for path in registered.withLock({ $0 }) { unlinkAll(path) }
+                    _exit(128 + number)
+                }
+                source.resume()
+                sources.append(source)
+            }
+        }
+    }
+
+    private static let signalSources = Mutex<[any DispatchSourceSignal]>([])
+}
