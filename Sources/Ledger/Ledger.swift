@@ -179,17 +179,29 @@ public final class Ledger: Sendable {
     public var pool: DatabasePool { store.pool }
 
     /// Applies what the projections have not seen yet: a ledger written by an older version, or by the store alone.
+    ///
+    /// Where the projections stand is read inside the write transaction that applies the rest: two processes opening
+    /// the same old file together each read it first and then both applied the same events, doubling the counts of
+    /// `activities` (found by a probe).
     func catchUp() throws {
-        try store.pool.writeWithoutTransaction { db in
+        let position = { (db: Database) -> (done: Int64, last: Int64) in
             let done = try Int64.fetchOne(
                 db, sql: "SELECT position FROM projection_positions WHERE name = ?", arguments: [ActivityProjector.name]
             ) ?? 0
-            let last = try store.lastPosition(in: db)
-            guard done < last else { return }
-            logger.info("projections behind the log: catching up", metadata: [
-                "ledger.projection.position": "\(done)", "ledger.log.position": "\(last)",
-            ])
-            try db.inTransaction {
+            return (done, try self.store.lastPosition(in: db))
+        }
+        // A look without the write lock first: an up-to-date file (nearly every open) takes no lock. On the writer's
+        // connection: a reader connection opened here made a read-only connection the last to close, and the `-wal`
+        // stayed behind every writing command.
+        let seen = try store.pool.writeWithoutTransaction(position)
+        guard seen.done < seen.last else { return }
+        try store.pool.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                let (done, last) = try position(db)
+                guard done < last else { return .commit }
+                logger.info("projections behind the log: catching up", metadata: [
+                    "ledger.projection.position": "\(done)", "ledger.log.position": "\(last)",
+                ])
                 var chunk: [RecordedEvent] = []
                 try store.forEachEvent(in: db, after: done, hashes: false) { event in
                     chunk.append(event)

@@ -31,6 +31,6 @@ enum LedgerSchema {
                 try db.execute(sql: migration.sql)
             }
         }
-        try migrator.migrate(pool)
+        try migrator.migrateBesideOthers(pool)
     }
 }

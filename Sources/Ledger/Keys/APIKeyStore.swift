@@ -27,7 +27,7 @@ public final class APIKeyStore: Sendable {
     /// Uses a database the caller already opened (e.g. the ledger's pool); migrates `api_keys`.
     public init(writer: any DatabaseWriter) throws {
         backend = .file(writer)
-        try Self.migrator.migrate(writer)
+        try Self.migrator.migrateBesideOthers(writer)
     }
 
     /// The keys of `ledger`, wherever it lives.

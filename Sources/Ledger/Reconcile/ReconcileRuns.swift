@@ -15,7 +15,7 @@ enum ReconcileRuns {
     static func migrate(_ pool: DatabasePool) throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("ledger.201_reconcile_runs") { db in try db.execute(sql: sql) }
-        try migrator.migrate(pool)
+        try migrator.migrateBesideOthers(pool)
     }
 
     /// The key a run's report is recorded under: run ids are per app (`<app>` U+001F `<run>`, as `Namespaced`

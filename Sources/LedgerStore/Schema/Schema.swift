@@ -22,3 +22,26 @@ extension EventStore {
     /// The store's migrations, (name, SQL) in order: the files `Schemas/sql/<name>.sql`.
     public static var migrations: [(name: String, sql: String)] { Schema.migrations }
 }
+
+extension DatabaseMigrator {
+    /// `migrate(writer)`, also when another process upgrades the same file at the same moment. GRDB reads which
+    /// migrations are applied, then runs each missing one in a transaction of its own; two processes opening an old
+    /// file together both saw a migration missing, and the second to run it failed ("table reconcile_runs already
+    /// exists", "duplicate column name: facts_at"; found by a probe). A failed migration is rolled back, so when the
+    /// applied set has grown meanwhile (someone else ran it), this looks again; a failure of its own is thrown.
+    public func migrateBesideOthers(_ writer: any DatabaseWriter) throws {
+        var attempts = 0
+        while true {
+            // Read on the writer's connection (a reader connection opened at open left the `-wal` behind at close).
+            let before = try writer.writeWithoutTransaction { db in try appliedIdentifiers(db) }
+            do {
+                try migrate(writer)
+                return
+            } catch {
+                attempts += 1
+                let after = try? writer.writeWithoutTransaction { db in try appliedIdentifiers(db) }
+                guard attempts < 20, let after, after != before else { throw error }
+            }
+        }
+    }
+}

@@ -68,7 +68,7 @@ public final class EventStore: Sendable {
                 // GRDB's WAL setup runs after `prepareDatabase` and sets the writer's `synchronous = NORMAL`: a
                 // store opened with `durability: .full` committed without syncing the WAL. Its level again.
                 try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
-                try Schema.migrator.migrate(pool)
+                try Schema.migrator.migrateBesideOthers(pool)
             }
         } catch {
             throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
