@@ -52,9 +52,9 @@ package struct PostgresChainScan: Sendable {
     package let digest: Digest?
     /// The last position of the log: the head's, or a later row's (rows past the head were added by hand).
     package let last: Int64
-    /// The last position to check: the digest's, within the log.
+    /// The last position to check: the log's (a digest is proven along the way).
     package let limit: Int64
-    private var checker = ChainChecker()
+    private var checker: ChainChecker
     private var after: Int64 = 0
     private var done = false
 
@@ -64,7 +64,8 @@ package struct PostgresChainScan: Sendable {
         self.namespacedFrom = namespacedFrom
         self.digest = digest
         last = max(head.position, newest)
-        limit = min(digest?.position ?? last, last)
+        limit = last
+        checker = ChainChecker(digest: digest)
     }
 
     /// Rows checked so far.
@@ -94,11 +95,11 @@ package struct PostgresChainScan: Sendable {
         return true
     }
 
-    /// The report: `ChainChecker.finish`, and without a digest the head must name the chain's end (a head that
-    /// disagrees with the rows was changed by hand).
+    /// The report: `ChainChecker.finish`, and the head must name the chain's end (a head that disagrees with the
+    /// rows was changed by hand).
     package func report() -> VerifyReport {
         var report = checker.finish(limit: limit, last: last, digest: digest)
-        if report.ok, digest == nil, report.lastGood != head {
+        if report.ok, report.lastGood != head {
             report.ok = false
             report.firstBadPosition = head.position
             report.reason = "log_head names position \(head.position) with a hash the chain does not reach"

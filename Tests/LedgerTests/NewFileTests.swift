@@ -46,6 +46,22 @@ struct NewFileTests {
         #expect(try hidden().isEmpty)
     }
 
+    /// Found by the same probe: with `--digest`, only the log up to the digest was checked.
+    @Test("verify --digest checks the whole chain: a row changed after the digest's position fails")
+    func digestChecksTheRest() throws {
+        let db = try ledger("digested", activities: 5)
+        let replayed = directory.file("first-50.sqlite")
+        #expect(try cli(["replay", "--db", db, "--position", "50", "--into", replayed]).status == 0)
+        let digest = try cli(["digest", "--db", replayed]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try cli(["verify", "--db", db, "--digest", digest]).status == 0)
+        let bad = try CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env")).run(
+            ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update events set at=at+1 where position=70'); c.commit()", db])
+        try #require(bad.status == 0, "\(bad.stderr)")
+        let verified = try cli(["verify", "--db", db, "--digest", digest])
+        #expect(verified.status == 2, "\(verified.stdout)")
+        #expect(verified.stdout.contains("70") || verified.stderr.contains("70"), "\(verified.stdout) \(verified.stderr)")
+    }
+
     @Test("an interrupted replay or backup leaves nothing at the path and no temporary file", arguments: ["replay", "backup"])
     func interrupted(command: String) async throws {
         let db = try ledger("big-\(command)", activities: 400)

@@ -29,8 +29,10 @@ extension EventStore {
     ) throws -> VerifyReport {
         do {
             let last = try lastPosition(in: db)
-            let limit = min(digest?.position ?? last, last)
-            var checker = ChainChecker()
+            // The whole log, with a digest too (SPEC §6: the chain over every event): a log broken after the
+            // digest's position verified "ok" with `--digest` (found by a probe).
+            let limit = last
+            var checker = ChainChecker(digest: digest)
             let namespacedFrom = try Self.namespacedFrom(db)
             let prefix: @Sendable (RecordedEvent) -> SHA256 = { ChainHasher.prefix($0, namespacedFrom: namespacedFrom) }
             // Reading, decompression and all of each row's hash but its last 32 bytes (the previous hash) run
@@ -86,8 +88,20 @@ extension EventStore {
 package struct ChainChecker {
     package private(set) var checked: Int64 = 0
     package private(set) var report = VerifyReport(ok: true, checked: 0, lastGood: Digest(position: 0, hash: ChainHasher.genesis))
+    /// The position whose hash a digest names, and that hash once the chain reached it.
+    private let digestPosition: Int64?
+    private var hashAtDigest: [UInt8]?
 
-    package init() {}
+    /// `digest`: a digest to prove along the way (the whole chain is checked either way).
+    package init(digest: Digest? = nil) {
+        digestPosition = digest?.position
+        if digest?.position == 0 { hashAtDigest = ChainHasher.genesis }
+    }
+
+    private mutating func reached(_ good: Digest) {
+        report.lastGood = good
+        if good.position == digestPosition { hashAtDigest = good.hash }
+    }
 
     /// Checks `event` against its predecessor; `prefix` is `ChainHasher.prefix(event)`.
     package mutating func check(_ event: RecordedEvent, prefix: SHA256) -> Bool {
@@ -97,7 +111,7 @@ package struct ChainChecker {
         guard computed == event.hash else { return fail(expected, "row \(expected) does not match its hash") }
         checked += 1
         report.checked = checked
-        report.lastGood = Digest(position: event.position, hash: computed)
+        reached(Digest(position: event.position, hash: computed))
         return true
     }
 
@@ -124,7 +138,7 @@ package struct ChainChecker {
             }
             checked += 1
             report.checked = checked
-            report.lastGood = Digest(position: event.position, hash: event.hash)
+            reached(Digest(position: event.position, hash: event.hash))
             if checked % 65_536 == 0 { progress?(checked, limit) }
         }
         return chunk.last < limit
@@ -156,7 +170,7 @@ package struct ChainChecker {
                 report.ok = false
                 report.firstBadPosition = last + 1
                 report.reason = "the digest names position \(digest.position) but the log ends at \(last)"
-            } else if report.lastGood.hash != digest.hash {
+            } else if hashAtDigest != digest.hash {
                 report.ok = false
                 report.firstBadPosition = digest.position
                 report.reason = "the hash at position \(digest.position) differs from the digest"

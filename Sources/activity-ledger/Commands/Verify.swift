@@ -16,7 +16,7 @@ struct Verify: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(name: .long, help: "A digest (POSITION:HEX) taken earlier: prove the log up to it is unchanged.")
+    @Option(name: .long, help: "A digest (POSITION:HEX) taken earlier: also prove the log up to it is unchanged (the whole chain is checked either way).")
     var digest: String?
 
     func run() async throws {
