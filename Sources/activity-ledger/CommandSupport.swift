@@ -197,7 +197,9 @@ extension GlobalOptions {
         }
         let value = seconds ?? 5
         guard value.isFinite, (0...3600).contains(value) else {
-            throw ValidationError("--busy-timeout must be 0…3600 seconds, got \(value)")
+            // Named by where it came from (a probe's `LEDGER_BUSY_TIMEOUT=nan` was reported as --busy-timeout).
+            let source = busyTimeoutSeconds == nil ? "LEDGER_BUSY_TIMEOUT" : "--busy-timeout"
+            throw ValidationError("\(source) must be 0…3600 seconds, got \(value)")
         }
         return .milliseconds(Int64((value * 1000).rounded()))
     }

@@ -97,6 +97,19 @@ struct CLIPolishTests {
         }
     }
 
+    @Test("a busy timeout out of range is named by where it came from: the option or LEDGER_BUSY_TIMEOUT")
+    func busyTimeoutNamed() throws {
+        _ = try importRide()
+        let binary = try #require(CommandRunner("activity-ledger")).executable.path
+        let env = CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let fromEnvironment = try env.run(["LEDGER_BUSY_TIMEOUT=nan", binary, "state", "R1", "--db", db])
+        #expect(fromEnvironment.status == 2)
+        #expect(fromEnvironment.stderr.contains("LEDGER_BUSY_TIMEOUT"), "\(fromEnvironment.stderr)")
+        let fromOption = try cli(["state", "R1", "--db", db, "--busy-timeout", "7200"])
+        #expect(fromOption.status == 2)
+        #expect(fromOption.stderr.contains("--busy-timeout"), "\(fromOption.stderr)")
+    }
+
     /// Found: `import` stored a content state `{"x":1e400}` that `POST /v1/events` refuses (and no device decodes).
     @Test("import refuses a number a double cannot hold, naming line and field, and writes nothing (exit 2)")
     func numberOutOfRange() throws {
