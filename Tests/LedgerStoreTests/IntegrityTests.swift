@@ -103,7 +103,9 @@ struct IntegrityTests {
         #expect(Digest("12:zz") == nil)
         _ = try await fixture.store.append(AppendBatch(events: [event("later")]))
         #expect(try fixture.store.verify(upTo: digest).ok)
-        #expect(try fixture.store.verify(upTo: digest).checked == 200)
+        // The whole chain is checked; the digest is proven along the way.
+        #expect(try fixture.store.verify(upTo: digest).checked == 201)
+        #expect(try fixture.store.verify(upTo: digest).digestProven == true)
         var forged = digest
         forged.hash[0] ^= 1
         #expect(try fixture.store.verify(upTo: forged).firstBadPosition == 200)

@@ -90,7 +90,7 @@ struct SealedDamageTests {
         for position in [1, 64, 65, 300, 640, 641, 699] as [Int64] {
             let digest = Digest(position: position, hash: sealed.events[Int(position) - 1].hash)
             let report = try store.verify(upTo: digest)
-            #expect(report.ok && report.checked == position, "\(position): \(report.reason ?? "")")
+            #expect(report.ok && report.checked == 700 && report.digestProven == true, "\(position): \(report.reason ?? "")")
             var wrong = digest
             wrong.hash[0] ^= 1
             let refused = try store.verify(upTo: wrong)
@@ -103,7 +103,7 @@ struct SealedDamageTests {
         #expect(more.events == 90 && more.sealedThrough == 790)
         for digest in [sealed.digestBefore, afterAppend] {
             let report = try store.verify(upTo: digest)
-            #expect(report.ok && report.checked == digest.position, "\(digest): \(report.reason ?? "")")
+            #expect(report.ok && report.checked == 790 && report.digestProven == true, "\(digest): \(report.reason ?? "")")
         }
         // Reopened: the digests still verify, read from nothing but the file.
         let reopened = try sealed.fixture.reopen(Self.configuration)
@@ -183,11 +183,13 @@ struct SealedDamageTests {
                 case .undecodable:
                     #expect(!report.ok && report.firstBadPosition == block.segment.first, "\(name): \(report.firstBadPosition.map(String.init) ?? "ok") \(report.reason ?? "")")
                 }
-                // A digest before the damaged segment still verifies; the one taken before sealing does not.
+                // A digest before the damaged segment is still proven (the log fails after it); the one taken before
+                // sealing is not.
                 if block.segment.first > 1, !report.ok {
                     let earlier = sealed.events[Int(block.segment.first) - 2]
-                    #expect(try copy.verify(upTo: Digest(position: earlier.position, hash: earlier.hash)).ok, "\(name)")
-                    #expect(try copy.verify(upTo: sealed.digestBefore).ok == false, "\(name)")
+                    let proven = try copy.verify(upTo: Digest(position: earlier.position, hash: earlier.hash))
+                    #expect(proven.digestProven == true && !proven.ok, "\(name)")
+                    #expect(try copy.verify(upTo: sealed.digestBefore).digestProven == false, "\(name)")
                 }
             }
         }

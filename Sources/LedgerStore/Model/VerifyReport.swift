@@ -10,6 +10,9 @@ public struct VerifyReport: Sendable, Hashable {
     public var firstBadPosition: Int64?
     /// Why that row is bad, in a sentence.
     public var reason: String?
+    /// With a digest: whether the log up to its position is the one it names (nil without one). Proven even when a
+    /// later row is bad — then `ok` is false, since the whole chain is checked either way.
+    public var digestProven: Bool?
 
     public init(ok: Bool, checked: Int64, lastGood: Digest, firstBadPosition: Int64? = nil, reason: String? = nil) {
         self.ok = ok

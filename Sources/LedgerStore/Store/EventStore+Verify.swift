@@ -165,12 +165,13 @@ package struct ChainChecker {
             report.firstBadPosition = report.checked + 1
             report.reason = "row \(report.checked + 1) is missing"
         }
-        if report.ok, let digest {
-            if digest.position > last {
+        if let digest {
+            report.digestProven = digest.position <= last && hashAtDigest == digest.hash
+            if report.ok, digest.position > last {
                 report.ok = false
                 report.firstBadPosition = last + 1
                 report.reason = "the digest names position \(digest.position) but the log ends at \(last)"
-            } else if hashAtDigest != digest.hash {
+            } else if report.ok, hashAtDigest != digest.hash {
                 report.ok = false
                 report.firstBadPosition = digest.position
                 report.reason = "the hash at position \(digest.position) differs from the digest"

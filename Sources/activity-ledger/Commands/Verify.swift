@@ -43,6 +43,10 @@ struct Verify: AsyncParsableCommand {
                 print("ok: \(report.checked) events verified, digest \(report.lastGood)")
             } else {
                 print("FAILED at position \(report.firstBadPosition ?? 0): \(report.reason ?? "unknown")")
+                if report.digestProven == true, let expected {
+                    // The chain fails after the digest: what it proves still holds.
+                    print("the log up to the digest \(expected) is unchanged")
+                }
             }
             if !report.ok {
                 if !options.json {
