@@ -36,7 +36,7 @@ struct ReconcileRecordingTests {
         let pending = ReconcileRuns.PendingText(report)
         report.recordedEvents = recorded
         let text = pending.text(recordedEvents: recorded)
-        #expect(text == report.json.compactString)
+        #expect(text == report.json.compactBytes)
         #expect(try JSONParser.parse(text)["recordedEvents"] == .int(Int64(recorded)))
     }
 
