@@ -138,6 +138,29 @@ struct AppendTests {
         #expect(try service.storedIDs().count == 2)
     }
 
+    /// Found by a probe: the generated layer refuses an `Accept` without JSON only after the handler ran, so a 406
+    /// had appended its events (and a client retrying it wrote an APNs exchange twice).
+    @Test("a write whose Accept takes no JSON is 406 and writes nothing; one that takes JSON among others is served")
+    func notAcceptableWritesNothing() async throws {
+        let service = try TestService()
+        let apns = #"{"activity":"R1","request":{"token":"abcd","headers":{},"payload":{"aps":{"event":"update","timestamp":1763672400,"content-state":{}}}},"response":{"status":200}}"#
+        try await service.test { client async throws in
+            for accept in ["text/plain", "application/xml", "text/*", "application/problem+json", "application/json;q=0"] {
+                for (path, body) in [
+                    ("/v1/events", Sample.request("R1")), ("/v1/batches", #"{"events":[\#(Sample.request("R2"))]}"#),
+                    ("/v1/apns", apns),
+                ] {
+                    let reply = try await client.post(path, key: service.ingest, body, accept: accept)
+                    #expect(reply.status == 406, "\(path) \(accept): \(reply.text)")
+                }
+            }
+            let served = try await client.post(
+                "/v1/events", key: service.ingest, Sample.request("R1"), accept: "text/html, application/json;q=0.5")
+            #expect(served.status == 200, "\(served.text)")
+        }
+        #expect(try service.storedIDs().count == 1)
+    }
+
     /// Found: the exchange was read back out of the generated types with `JSONEncoder`, so the update it recorded
     /// held `{"a":-0.0,"b":1500}` for a push that carried `{"b":1.5e3,"a":-0.0}` — another `contentHash`.
     @Test("the update an APNs exchange records holds its content-state as the push carried it")
@@ -152,6 +175,16 @@ struct AppendTests {
                 """#
             let reply = try await client.post("/v1/apns", key: service.ingest, body)
             #expect(reply.status == 200, "\(reply.text)")
+            // Null is "not given" for an optional member, as the generated decoder reads it (a probe found `"at":
+            // null` refused once the exchange was read as sent).
+            let nulls = #"""
+                {"activity":"R1","at":null,
+                 "request":{"token":"abcd","channel":null,"headers":{"apns-push-type":"liveactivity"},
+                            "payload":{"aps":{"event":"update","timestamp":1763672401,"content-state":{"b":null}}}},
+                 "response":{"status":200,"apnsId":null,"reason":null,"timestamp":null}}
+                """#
+            let withNulls = try await client.post("/v1/apns", key: service.ingest, nulls)
+            #expect(withNulls.status == 200, "\(withNulls.text)")
         }
         let stored = try await service.ledger.feed(after: 0, limit: 10, app: TestService.app).events
         let update = try #require(stored.first { $0.json.compactString.contains(#""type":"update""#) })

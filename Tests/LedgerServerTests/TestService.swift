@@ -96,10 +96,11 @@ struct TestService {
 
         func send(
             _ method: HTTPRequest.Method, _ uri: String, key: String?, body: String? = nil,
-            contentType: String = "application/json"
+            contentType: String = "application/json", accept: String? = nil
         ) async throws -> Reply {
             var headers: HTTPFields = [:]
             if let key { headers[.authorization] = "Bearer \(key)" }
+            if let accept { headers[.accept] = accept }
             if body != nil { headers[.contentType] = contentType }
             return try await client.execute(
                 uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
@@ -115,10 +116,10 @@ struct TestService {
             try await send(.get, uri, key: key)
         }
 
-        func post(_ uri: String, key: String?, _ body: String, contentType: String = "application/json") async throws
-            -> Reply
-        {
-            try await send(.post, uri, key: key, body: body, contentType: contentType)
+        func post(
+            _ uri: String, key: String?, _ body: String, contentType: String = "application/json", accept: String? = nil
+        ) async throws -> Reply {
+            try await send(.post, uri, key: key, body: body, contentType: contentType, accept: accept)
         }
     }
 }

@@ -42,7 +42,9 @@ extension Ledger {
         }
         var token = request["token"]?.stringValue
         if let channel = request["channel"]?.stringValue { headerMap["apns-channel-id"] = channel }
-        let at = try exchange["at"].map(Self.instant) ?? Self.now()
+        // JSON null is "not given" for every optional member (openapi), as for events: the exchange is read as sent.
+        let at: Instant
+        if let given = exchange["at"], !given.isNull { at = try Self.instant(given) } else { at = Self.now() }
         var activity = exchange["activity"]?.stringValue
         let namespace = try Self.namespace(app)
         if activity == nil, let sent = token, headerMap["apns-channel-id"] == nil {
@@ -65,7 +67,7 @@ extension Ledger {
         var responseHeaders: [String: String] = [:]
         if let apnsId = response["apnsId"]?.stringValue { responseHeaders["apns-id"] = apnsId }
         var body = JSONObject()
-        if let reason = response["reason"] { body.members.append(.init(key: "reason", value: reason)) }
+        if let reason = response["reason"], !reason.isNull { body.members.append(.init(key: "reason", value: reason)) }
         if let timestamp = response["timestamp"], !timestamp.isNull {
             // Found: an out-of-range or RFC 3339 timestamp was dropped without a word, and the token then died at
             // the push's time. SPEC §3 takes Unix milliseconds or RFC 3339; anything else is the client's mistake.

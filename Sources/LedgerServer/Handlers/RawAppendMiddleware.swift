@@ -35,6 +35,16 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
+        // Every answer of a write is JSON. The generated layer refuses any other `Accept` only once the handler has
+        // run, so a 406 had already appended its events (found by a probe: a client retrying it wrote them twice).
+        if request.method == .post || request.method == .put, let accept = request.headers[.accept],
+            !Self.acceptsJSON(accept)
+        {
+            throw APIError(
+                status: .notAcceptable, code: "http406",
+                message: "Response content type not acceptable: this answer is application/json (Accept: \(accept))",
+                field: "Accept")
+        }
         guard request.method == .post, let route = Self.route(request.uri.path), Self.isJSONBody(request.headers)
         else {
             // Every other JSON body goes to the generated decoder: bounded first (`DecoderWork`).
@@ -104,6 +114,19 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         case "/v1/batches": .batch
         case "/v1/apns": .apns
         default: nil
+        }
+    }
+
+    /// Whether an `Accept` header takes `application/json`: a media range of `application/json`, `application/*` or
+    /// `*/*` (parameters allowed) whose `q` is not 0.
+    static func acceptsJSON(_ accept: String) -> Bool {
+        accept.split(separator: ",").contains { range in
+            let parts = range.split(separator: ";").map { $0.filter { $0 != " " && $0 != "\t" }.lowercased() }
+            guard let type = parts.first, ["application/json", "application/*", "*/*"].contains(type) else {
+                return false
+            }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) }
+            return (q ?? 1) > 0
         }
     }
 
