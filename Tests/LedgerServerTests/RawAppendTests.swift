@@ -140,6 +140,27 @@ struct RawAppendTests {
         }
     }
 
+    /// Found by a probe: an event nested 500 deep (or a batch of 60 events 66 deep, 18 KB) went to the generated
+    /// decoder, whose bound on work refused it as `tooComplex`, while `import` stored it.
+    @Test("small events nested deep are appended, alone and in a batch, as import takes them")
+    func deepButSmall() async throws {
+        let service = try TestService()
+        func event(_ id: String, depth: Int) -> String {
+            let state = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            return #"{"id":"\#(id)","stream":"activity:\#(id)","type":"request","at":1763672400,"data":{"attributesType":"T","attributes":{},"content":{"state":{"x":\#(state)}}}}"#
+        }
+        let single = event("deep-1", depth: 500)
+        let batch = #"{"events":["# + (0..<60).map { event("deep-b\($0)", depth: 66) }.joined(separator: ",") + "]}"
+        let ingest = service.ingest
+        try await service.test { client async throws in
+            let one = try await client.post("/v1/events", key: ingest, single)
+            #expect(one.status == 200, "\(one.text.prefix(300))")
+            let many = try await client.post("/v1/batches", key: ingest, batch)
+            #expect(many.status == 200, "\(many.text.prefix(300))")
+        }
+        #expect(try service.storedIDs().count == 61)
+    }
+
     /// What a client sees of a reply: status, content type, length and body bytes.
     struct Seen: Equatable, CustomStringConvertible {
         var status: Int

@@ -9,7 +9,7 @@ import NIOCore
 ///
 /// nil means "not plainly valid", never "invalid": the caller then hands the request to the generated
 /// handler, which refuses it with today's exact 400 (or accepts an unusual but valid form). So this check
-/// may be stricter than the schema — exponent numbers, duplicate keys, deep nesting all go the slow way —
+/// may be stricter than the schema — an exponent in `at`, a key given twice go the slow way —
 /// but must never be looser.
 struct RawAppendBody: Sendable {
     /// One interchange object per event, in request order, as the client sent it.
@@ -142,18 +142,20 @@ struct RawAppendBody: Sendable {
 
     /// `data` (and any member the decoder skips) holds any JSON; what `JSONDecoder` might read differently
     /// goes the slow way.
+    /// Any JSON the generated decoder reads as "any value" (`data`): every depth the parser took (it stops at 512,
+    /// as Foundation's decoder does) and every number a double holds. (Until a probe found it, nesting past 64 or an
+    /// exponent went to the generated decoder, whose bound on work refused a small valid event that `import` stores.)
     private static func isPlainObject(_ object: JSONObject, depth: Int) -> Bool {
-        guard depth <= 64, !hasDuplicateKeys(object) else { return false }
+        guard !hasDuplicateKeys(object) else { return false }
         return object.members.allSatisfy { isPlainValue($0.value, depth: depth) }
     }
 
     private static func isPlainValue(_ value: ActivityModel.JSONValue, depth: Int) -> Bool {
         switch value {
         case .null, .bool, .string: return true
-        case .number(let number): return plainDouble(number.text) != nil
+        case .number(let number): return number.doubleValue.isFinite
         case .object(let object): return isPlainObject(object, depth: depth + 1)
-        case .array(let elements):
-            return depth < 64 && elements.allSatisfy { isPlainValue($0, depth: depth + 1) }
+        case .array(let elements): return elements.allSatisfy { isPlainValue($0, depth: depth + 1) }
         }
     }
 
