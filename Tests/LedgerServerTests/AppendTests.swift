@@ -83,9 +83,19 @@ struct AppendTests {
             #expect(reply.json?["error"]?["stream"]?.stringValue == "activity:R1")
             #expect(reply.json?["error"]?["expectedVersion"]?.intValue == 0)
             #expect(reply.json?["error"]?["actualVersion"]?.intValue == 1)
+            // Named as the batch names it (it named the single route's query parameter).
+            #expect(reply.errorField == "expectedVersions['activity:R1']", "\(reply.text)")
             let single = try await client.post(
                 "/v1/events?expectedVersion=5", key: service.ingest, Sample.update("R1", id: "c-4"))
             #expect(single.status == 409)
+            #expect(single.errorField == "expectedVersion", "\(single.text)")
+            // A key no stream can have (over 1024 bytes) is refused, as such a stream name is.
+            let long = "activity:" + String(repeating: "k", count: 2000)
+            let refused = try await client.post(
+                "/v1/batches", key: service.ingest,
+                #"{"events":[\#(Sample.request("R3", id: "c-6"))],"expectedVersions":{"\#(long)":0}}"#)
+            #expect(refused.status == 400 || refused.status == 422, "\(refused.text.prefix(300))")
+            #expect(refused.errorField == "expectedVersions", "\(refused.text.prefix(300))")
             let matching = try await client.post(
                 "/v1/events?expectedVersion=1", key: service.ingest, Sample.update("R1", id: "c-5"))
             #expect(matching.status == 200, "\(matching.text)")

@@ -147,10 +147,10 @@ extension Ledger {
     /// Every key of `expected` must be a stream name as the events' `stream` is (`checkStreams`), in NFC: a key
     /// no event could have is a client's mistake, not a stream "with no events".
     static func checkExpected(_ expected: [String: ExpectedVersion]) throws {
-        for key in expected.keys where StreamName(key)?.description != key || !Identifier.isNFC(key) {
+        for key in expected.keys where StreamName(key)?.description != key || Identifier.problem(key) != nil {
             throw LedgerError(
                 .badInput,
-                "expectedVersions: \(JSONString.quoted(key)) is not a stream name (activity:<id>, installation:<id> or channel:<id>, no control characters, in NFC)",
+                "expectedVersions: \(JSONString.quoted(String(key.prefix(80)))) is not a stream name (activity:<id>, installation:<id> or channel:<id>, no control characters, in NFC, at most 1024 bytes)",
                 field: "expectedVersions")
         }
     }

@@ -90,6 +90,11 @@ extension LedgerAPI {
             outcomes = try await ledger.append(
                 decoded: events, expected: expected.mapValues { $0 == 0 ? ExpectedVersion.noStream : .exact($0) },
                 app: app)
+        } catch var error as LedgerError where !single && error.code == .conflict && error.field == "expectedVersion" {
+            // A batch's versions come in `expectedVersions`, named as its 400s name an entry (found by a probe: the
+            // 409 named the single route's query parameter).
+            if let stream = error.stream { error.field = "expectedVersions['\(stream)']" }
+            throw error
         } catch var error as LedgerError where single {
             if let field = error.field, field.hasPrefix("events[0]") {
                 let rest = field.dropFirst("events[0]".count)
