@@ -32,13 +32,12 @@ extension Ledger {
         var events: [LoggedEvent] = []
         var last = after
         // Every `lastPosition` handed out is at most the head, and the head only grows: a cursor past it came from
-        // another ledger or from before a restore. Answering "nothing new" there (it used to echo the cursor back)
-        // would skip every event up to it once the log grew past it.
+        // another ledger or from before a restore. It used to be echoed back as `lastPosition`, so the client kept it
+        // and skipped every event up to it once the log grew; the answer names the head instead (an empty page),
+        // which a client following `lastPosition` continues from, and can tell from the cursor it sent. (Refusing it
+        // was tried: the schema takes any `after` ≥ 0, and its fuzzing rightly counts a 4xx for it a failure.)
         if after > 0, case let head = try db.lastPosition(), after > head {
-            throw LedgerError(
-                .badInput,
-                "after: \(after) is past the log's last position \(head): not a position this ledger handed out "
-                    + "(another ledger's, or from before a restore)", field: "after")
+            return FeedSlice(events: [], lastPosition: head)
         }
         let namespace = app ?? ""
         var scanned = 0

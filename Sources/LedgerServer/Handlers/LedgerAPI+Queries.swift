@@ -88,7 +88,10 @@ extension LedgerAPI {
         // Long-poll: wait for an append (signalled — on PostgreSQL, any process's — or polled) until the deadline. On graceful shutdown the server
         // drains in-flight requests, so a waiting poll answers (empty) within one poll interval instead. At most
         // `maxWaitingFeeds` wait at once; beyond that a poll answers at once.
-        if page.events.isEmpty, heldFor > 0, waitingFeeds.enter(limit: configuration.maxWaitingFeeds) {
+        // A cursor past the head is answered at once with the head (`Ledger.feed`): nothing to wait for.
+        if page.events.isEmpty, page.lastPosition >= after, heldFor > 0,
+            waitingFeeds.enter(limit: configuration.maxWaitingFeeds)
+        {
             defer { waitingFeeds.leave() }
             while page.events.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled, !Task.isShuttingDownGracefully {
                 let remaining = deadline - ContinuousClock.now
@@ -98,7 +101,6 @@ extension LedgerAPI {
             // The key may have been revoked while the poll waited: what was appended since is not for it.
             try await Caller.checkStillAuthorized()
         }
-        page.lastPosition = max(page.lastPosition, after)
         return .ok(.init(body: .json(.rendered(page.json))))
     }
 }
