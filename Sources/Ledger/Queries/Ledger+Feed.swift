@@ -31,14 +31,6 @@ extension Ledger {
         let limit = max(1, min(limit, 10_000))
         var events: [LoggedEvent] = []
         var last = after
-        // Every `lastPosition` handed out is at most the head, and the head only grows: a cursor past it came from
-        // another ledger or from before a restore. It used to be echoed back as `lastPosition`, so the client kept it
-        // and skipped every event up to it once the log grew; the answer names the head instead (an empty page),
-        // which a client following `lastPosition` continues from, and can tell from the cursor it sent. (Refusing it
-        // was tried: the schema takes any `after` ≥ 0, and its fuzzing rightly counts a 4xx for it a failure.)
-        if after > 0, case let head = try db.lastPosition(), after > head {
-            return FeedSlice(events: [], lastPosition: head)
-        }
         let namespace = app ?? ""
         var scanned = 0
         var bytes = 0
@@ -49,6 +41,15 @@ extension Ledger {
             events += readable([recorded], Self.logged)
             bytes += recorded.payload.count
             return events.count < limit && scanned < limit * 64 && bytes < Self.feedPageBytes
+        }
+        // Every `lastPosition` handed out is at most the head, and the head only grows: a cursor past it came from
+        // another ledger or from before a restore. It used to be echoed back as `lastPosition`, so the client kept it
+        // and skipped every event up to it once the log grew; the answer names the head instead (an empty page),
+        // which a client following `lastPosition` continues from, and can tell from the cursor it sent. (Refusing it
+        // was tried: the schema takes any `after` ≥ 0, and its fuzzing rightly counts a 4xx for it a failure.) Only a
+        // scan that found nothing asks for the head: a poll that finds events costs no second query.
+        if scanned == 0, after > 0, case let head = try db.lastPosition(), after > head {
+            return FeedSlice(events: [], lastPosition: head)
         }
         return FeedSlice(events: events, lastPosition: last)
     }

@@ -62,15 +62,7 @@ extension Ledger {
             // is open and read already; it was reported as the source's).
             var cause: any Error = error
             while let wrapped = (cause as? LedgerError)?.cause { cause = wrapped }
-            if let database = cause as? DatabaseError,
-                [.SQLITE_FULL, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_IOERR].contains(
-                    database.resultCode.primaryResultCode)
-            {
-                throw PartialFile.WriteError(
-                    destination: path, message: "SQLite: \(String(describing: database.resultCode.primaryResultCode))",
-                    exists: false)
-            }
-            throw error
+            throw PartialFile.WriteError(cause, destination: path) ?? error
         }
         await target.close()
         try file.publish()

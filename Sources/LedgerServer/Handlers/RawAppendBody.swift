@@ -71,11 +71,6 @@ struct RawAppendBody: Sendable {
     /// sent no longer matched, and an event read back otherwise than `import` stores it).
     @TaskLocal static var sentDocument: ActivityModel.JSONValue?
 
-    /// `body` parsed by the ledger's parser; nil when it is not JSON.
-    static func parse(_ body: ByteBuffer) -> ActivityModel.JSONValue? {
-        try? parsed(body).get()
-    }
-
     /// `body` parsed by the ledger's parser, or why it is not JSON and where (`unpaired surrogate at byte 21`):
     /// the generated decoder says only "The given data was not valid JSON."
     static func parsed(_ body: ByteBuffer) -> Result<ActivityModel.JSONValue, JSONParseError> {
@@ -96,15 +91,7 @@ struct RawAppendBody: Sendable {
                 if value >= 0, value < 0x1p63, value.rounded() == value { continue }
             }
             let field = "expectedVersions['\(member.key)']"
-            let found: String
-            switch member.value {
-            case .number(let number): found = number.text
-            case .string: found = "a string"
-            case .null: found = "null"
-            case .bool: found = "a boolean"
-            case .array: found = "an array"
-            case .object: found = "an object"
-            }
+            let found = member.value.numberValue?.text ?? member.value.kindName
             return (field, "field \(field): expected a stream version (an integer from 0 to 2^63-1), got \(found)")
         }
         return nil

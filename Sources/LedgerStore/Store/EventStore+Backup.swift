@@ -30,13 +30,8 @@ extension EventStore {
         do {
             do {
                 try copy(into: partial, progress: progress)
-            } catch let error as DatabaseError where Self.writeFailures.contains(error.resultCode.primaryResultCode) {
-                // Opening, writing or filling the new file. (The step's message can be the source connection's
-                // "not an error" for a full disk, so the code says what happened.)
-                let detail = error.message.flatMap { $0 == "not an error" ? nil : $0 }
-                throw PartialFile.WriteError(
-                    destination: destination,
-                    message: "SQLite: \(detail ?? String(describing: error.resultCode.primaryResultCode))", exists: false)
+            } catch {
+                throw PartialFile.WriteError(error, destination: destination) ?? error
             }
             var configuration = StoreConfiguration()
             configuration.readOnly = true
@@ -60,9 +55,6 @@ extension EventStore {
             throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
         }
     }
-
-    /// What fails on the side of the new file (the source is read inside a read transaction already open).
-    private static let writeFailures: [ResultCode] = [.SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_IOERR]
 
     /// SQLite's backup into a new file, closed (and so complete on disk) before this returns.
     private func copy(into partial: String, progress: ((Int, Int) -> Void)?) throws {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GRDB
 import Synchronization
 
 #if canImport(Glibc)
@@ -34,6 +35,20 @@ public struct PartialFile: Sendable {
             self.destination = destination
             self.message = message
             self.exists = exists
+        }
+
+        /// `error` as the new file's failure when it is one SQLite reports for the file being written (opening,
+        /// writing or filling it; the source is open and read already), else nil. (The message can be the source
+        /// connection's "not an error" for a full disk, so the code says what happened.)
+        public init?(_ error: any Error, destination: String) {
+            guard let database = error as? DatabaseError,
+                [.SQLITE_CANTOPEN, .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_IOERR].contains(
+                    database.resultCode.primaryResultCode)
+            else { return nil }
+            let detail = database.message.flatMap { $0 == "not an error" ? nil : $0 }
+            self.init(
+                destination: destination,
+                message: "SQLite: \(detail ?? String(describing: database.resultCode.primaryResultCode))", exists: false)
         }
     }
 
