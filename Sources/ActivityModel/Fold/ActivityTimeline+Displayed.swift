@@ -62,14 +62,7 @@ extension ActivityTimeline {
     /// and every update/end content not known to be rejected.
     func candidates(before limit: Int) -> [Candidate] {
         var result: [Candidate] = []
-        var request: Candidate?
-        if requestIndex < limit, !requestTooLarge {
-            // A push-to-start that never got through shows nothing.
-            if case .failure? = bestOutcome(carryingEnd: false, id: Self.eventID(requestEvent), before: limit) {
-            } else {
-                request = Candidate(index: requestIndex, timestamp: requestEvent.event.at.seconds, delivery: -1)
-            }
-        }
+        var request = requestCandidate(before: limit)
         // Deliveries are recorded in walk order: indices ascend.
         for d in deliveries.indices {
             if deliveries[d].index >= limit { break }
@@ -83,6 +76,16 @@ extension ActivityTimeline {
         }
         if let request { result.append(request) }
         return result
+    }
+
+    /// The request's content as a candidate known before `limit`, unless too large or a push to start that
+    /// never got through (which shows nothing).
+    func requestCandidate(before limit: Int) -> Candidate? {
+        guard requestIndex < limit, !requestTooLarge else { return nil }
+        if case .failure? = bestOutcome(carryingEnd: false, id: Self.eventID(requestEvent), before: limit) {
+            return nil
+        }
+        return Candidate(index: requestIndex, timestamp: requestEvent.event.at.seconds, delivery: -1)
     }
 
     /// Whether delivery `d` is content the device may show, as known before walk index `limit`: it has content,
@@ -125,6 +128,7 @@ extension ActivityTimeline {
             let now = isCandidate(d, before: .max)
             if now != eligible[d] {
                 eligible[d] = now
+                eligibleTimestamps.set(d, now ? deliveries[d].timestamp : nil)
                 shownIsKnown = false
             }
         }
@@ -135,8 +139,69 @@ extension ActivityTimeline {
     /// Computes what is displayed after everything walked and keeps it (`shownCandidate`) for the next events.
     mutating func rememberDisplayed() {
         guard tracksDisplayed, !shownIsKnown else { return }
-        shownCandidate = displayedCandidate(before: .max)
+        shownCandidate = displayedNow()
         shownIsKnown = true
+    }
+
+    /// `displayedCandidate(before: .max)` for the walks that keep `eligible` (`tracksDisplayed`), without a pass
+    /// over the candidates: the eligible deliveries' timestamps are slots of `eligibleTimestamps`, so the newest
+    /// one in a range, and the newest not newer than what an observation showed, are O(log n) questions (held
+    /// equal to the definition by the timeline's property tests against a fold of each prefix).
+    func displayedNow() -> Candidate? {
+        let request = requestCandidate(before: .max)
+        guard let o = lastShowing.map({ observations[$0] }), let observed = o.data.contentTimestamp else {
+            return newer(newestDelivery(in: 0..<deliveries.count), request)
+        }
+        let observedHash = o.data.contentHash
+        // Deliveries before the observation are `0..<split` (walk order).
+        var split = 0
+        var upper = deliveries.count
+        while split < upper {
+            let middle = (split + upper) / 2
+            if deliveries[middle].index > o.index { upper = middle } else { split = middle + 1 }
+        }
+        let requestBefore = request.flatMap { $0.index < o.index ? $0 : nil }
+        // What the device showed at the observation: the last candidate before it with what it showed…
+        var base: Candidate?
+        for d in (contentsByTimestamp[observed] ?? []).reversed() where d < split && eligible[d] {
+            if observedHash == nil || observedHash == deliveries[d].content!.contentHash {
+                base = Candidate(index: deliveries[d].index, timestamp: observed, delivery: d)
+                break
+            }
+        }
+        if let r = requestBefore, r.timestamp == observed, observedHash == nil || observedHash == contentHash(of: r),
+            base.map({ r.index > $0.index }) ?? true
+        {
+            base = r
+        }
+        // …else the newest candidate before it not newer than that, as if shown at the observation…
+        if base == nil {
+            let bound = eligibleTimestamps.largest(atMost: observed, in: 0..<split)
+            let newest = eligibleTimestamps.last(in: 0..<split, holding: bound).map {
+                Candidate(index: deliveries[$0].index, timestamp: bound, delivery: $0)
+            }
+            base = newer(newest, requestBefore.flatMap { $0.timestamp <= observed ? $0 : nil }).map {
+                Candidate(index: o.index, timestamp: $0.timestamp, delivery: $0.delivery)
+            }
+        }
+        // …then whatever arrived after it.
+        let after = newer(newestDelivery(in: split..<deliveries.count), request.flatMap { $0.index > o.index ? $0 : nil })
+        return newer(base, after)
+    }
+
+    /// The eligible delivery in `range` with the newest timestamp (the later one on a tie).
+    private func newestDelivery(in range: Range<Int>) -> Candidate? {
+        let newest = eligibleTimestamps.largest(in: range)
+        return eligibleTimestamps.last(in: range, holding: newest).map {
+            Candidate(index: deliveries[$0].index, timestamp: newest, delivery: $0)
+        }
+    }
+
+    /// The newer of two candidates: the newer timestamp, on a tie the later in the walk (as `newest` picks).
+    private func newer(_ a: Candidate?, _ b: Candidate?) -> Candidate? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return (a.timestamp, a.index) > (b.timestamp, b.index) ? a : b
     }
 
     /// What a candidate shows.

@@ -75,15 +75,22 @@ extension ActivityTimeline {
             pushesByRef[p.refersTo, default: []].append(push)
             if p.status == 410, let token {
                 let from = p.apnsTimestamp ?? event.at
-                if deaths[token].map({ from < $0 }) ?? true { deaths[token] = from }
                 killers.insert(positioned.position)
-                refreshCandidates(carrying: nil)
+                if deaths[token].map({ from < $0 }) ?? true {
+                    deaths[token] = from
+                    refreshCandidates(carrying: nil)
+                } else {
+                    // The token was already dead as early: no other attempt's outcome moves, only this one's
+                    // (a sender that keeps pushing to a dead token made every 410 a pass over every delivery).
+                    refreshCandidates(carrying: p.refersTo)
+                }
             } else {
                 refreshCandidates(carrying: p.refersTo)
             }
         case .observe(let o):
             counters.observations += 1
             observations.append(Observation(index: index, event: positioned, data: o))
+            if o.contentTimestamp != nil { lastShowing = observations.count - 1 }
             shownIsKnown = false
             // The device is the authority on its own lifecycle.
             if o.activityState == .ended, !isOver {
@@ -148,7 +155,9 @@ extension ActivityTimeline {
     /// displayed when it is known (the newest entry of the candidates, after any observation, wins unless older).
     mutating func track(delivery d: Int, index: Int, timestamp: Int64) {
         deliveriesByID[deliveries[d].id, default: []].append(d)
+        if deliveries[d].content != nil { contentsByTimestamp[timestamp, default: []].append(d) }
         eligible.append(isCandidate(d, before: .max))
+        eligibleTimestamps.set(d, eligible[d] ? timestamp : nil)
         if eligible[d], shownIsKnown, shownCandidate.map({ timestamp >= $0.timestamp }) ?? true {
             shownCandidate = Candidate(index: index, timestamp: timestamp, delivery: d)
         }

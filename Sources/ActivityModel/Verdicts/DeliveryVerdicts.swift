@@ -16,7 +16,10 @@ public enum DeliveryVerdicts: Sendable {
     {
         var timeline = try ActivityTimeline(activity: activity, events: events, asOf: asOf)
         timeline.indexAttempts()
-        return timeline.deliveries.map { timeline.verdict(for: $0) }
+        let index = ActivityTimeline.VerdictIndex(timeline)
+        return timeline.deliveries.indices.map { d in
+            timeline.verdict(for: timeline.deliveries[d], facts: index.facts(for: d, in: timeline))
+        }
     }
 }
 
@@ -34,7 +37,9 @@ extension DeliveryVerdicts {
 }
 
 extension ActivityTimeline {
-    func verdict(for delivery: Recorded) -> Delivery {
+    /// The rules, in the SPEC order, over `facts` (by default computed for this one delivery; `deliveries`
+    /// takes them from a `VerdictIndex`).
+    func verdict(for delivery: Recorded, facts: VerdictFacts? = nil) -> Delivery {
         let tries = attempts(for: delivery.id)
         var result = Delivery(
             event: delivery.id, type: delivery.type, timestamp: delivery.timestamp, verdict: .pending, reason: nil,
@@ -54,28 +59,10 @@ extension ActivityTimeline {
 
         if let rejection = delivery.ownRejection { return decide(.rejected, reason: rejection) }
 
-        // Observations at or after it (in `at`), in walk order.
-        let later = observations.filter { $0.event.event.at >= delivery.event.event.at && $0.index > delivery.index }
-        var hashCache: String??
-        func ownHash() -> String? {
-            if let cached = hashCache { return cached }
-            let computed = delivery.content?.contentHash
-            hashCache = .some(computed)
-            return computed
-        }
-        func showsOwn(_ o: Observation) -> Bool {
-            if delivery.type == .end, o.data.activityState == .ended || o.data.activityState == .dismissed {
-                return true
-            }
-            guard o.data.contentTimestamp == delivery.timestamp else { return false }
-            guard let observedHash = o.data.contentHash, let hash = ownHash() else { return true }
-            return observedHash == hash
-        }
-        if let own = later.first(where: showsOwn) { return decide(.applied, observation: own) }
+        let facts = facts ?? self.facts(for: delivery)
+        if let own = facts.own { return decide(.applied, observation: own) }
 
-        if let shown = displayed(before: delivery.index), shown.timestamp > delivery.timestamp {
-            return decide(.superseded)
-        }
+        if let shown = facts.shownBefore, shown > delivery.timestamp { return decide(.superseded) }
 
         var success: Push?
         var lastFailure: (Push, String)?
@@ -90,19 +77,12 @@ extension ActivityTimeline {
             if let (push, reason) = lastFailure { return decide(.rejected, reason: reason, push: push) }
         }
 
-        if let newer = later.first(where: { ($0.data.contentTimestamp ?? .min) > delivery.timestamp }) {
-            return decide(.applied, observation: newer)
-        }
+        if let newer = facts.newer { return decide(.applied, observation: newer) }
 
         if let success {
-            let contradicting = later.first { o in
-                if let shown = o.data.contentTimestamp, shown < delivery.timestamp { return true }
-                if delivery.type == .update, o.data.activityState == .ended || o.data.activityState == .dismissed {
-                    return true
-                }
-                return false
+            if let contradicting = facts.contradicting {
+                return decide(.lost, push: success, observation: contradicting)
             }
-            if let contradicting { return decide(.lost, push: success, observation: contradicting) }
             return decide(.accepted, push: success)
         }
         return decide(.pending)
