@@ -87,13 +87,13 @@ public enum LedgerServerApp: Sendable {
     ) throws -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         // Outermost first: count every response, render every error, answer undeclared methods (405), then
-        // authenticate, refuse a query parameter given twice, then bound the body.
+        // authenticate, refuse a query the API cannot read as it was meant (`QueryShapeMiddleware`), then bound the body.
         router.add(middleware: HTTPMetricsMiddleware(metrics: metrics))
         router.add(middleware: APIErrorMiddleware())
         let declared = DeclaredRoutes()
         router.add(middleware: MethodNotAllowedMiddleware(routes: declared))
         router.add(middleware: APIKeyMiddleware(keys: APIKeyCache(store: keys, ttl: configuration.apiKeyCacheTTL)))
-        router.add(middleware: RepeatedQueryMiddleware())
+        router.add(middleware: QueryShapeMiddleware())
         router.add(middleware: BodyLimitMiddleware(maxBytes: configuration.maxBodyBytes))
         let api = LedgerAPI(
             ledger: ledger, configuration: configuration, metrics: metrics,

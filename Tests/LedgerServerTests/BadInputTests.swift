@@ -1,5 +1,6 @@
 import Foundation
-import LedgerServer
+import Hummingbird
+@testable import LedgerServer
 import Testing
 
 @Suite("Bad input never becomes a 500")
@@ -21,6 +22,54 @@ struct BadInputTests {
             #expect(once.status == 200)
         }
         #expect(try service.storedIDs().isEmpty)
+    }
+
+    @Test("a query the API cannot read as meant is 400 naming the parameter; empty items are dropped")
+    func queryShape() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            // Bare names and nameless pairs (the generated decoders said 400 "Unknown", naming nothing).
+            for (query, field) in [("after", "after"), ("after=0&foo", "foo"), ("=3", "query")] {
+                let reply = try await client.get("/v1/feed?\(query)", key: service.read)
+                #expect(reply.status == 400 && reply.errorField == field, "\(query): \(reply.text)")
+            }
+            // Numbers in JSON's grammar only (hex, a NUL cut, a plus sign and blanks were taken as numbers).
+            for (query, field) in [
+                ("wait=0x2", "wait"), ("wait=1%00junk", "wait"), ("wait=.5", "wait"), ("wait=%201", "wait"),
+                ("after=%2B3", "after"), ("after=1.0", "after"), ("limit=1e1", "limit"),
+            ] {
+                let reply = try await client.get("/v1/feed?\(query)", key: service.read)
+                #expect(reply.status == 400 && reply.errorField == field, "\(query): \(reply.text)")
+            }
+            let append = try await client.post("/v1/events?expectedVersion=0x0", key: service.ingest, Sample.request("R1"))
+            #expect(append.status == 400 && append.errorField == "expectedVersion", "\(append.text)")
+            // Empty items anywhere are nothing: the same answer as without them.
+            for query in ["after=0&&limit=1", "&after=0", "after=0&limit=1&&", "wait=0.5e-1&limit=1"] {
+                let reply = try await client.get("/v1/feed?\(query)", key: service.read)
+                #expect(reply.status == 200, "\(query): \(reply.text)")
+            }
+        }
+        #expect(try service.storedIDs().isEmpty)
+    }
+
+    @Test("the numeric query parameters checked are the schema's integer and number query parameters")
+    func numericParametersAreTheSchemas() throws {
+        let spec = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Schemas/openapi.yaml").standardized
+        let lines = try String(contentsOf: spec, encoding: .utf8).split(separator: "\n").map(String.init)
+        var numeric: [String: String] = [:]
+        for (i, line) in lines.enumerated() {
+            guard let name = line.firstMatch(of: /- (?:\{ )?name: (\w+)/)?.1 else { continue }
+            // A parameter is one line (`- { name: …, in: query, … }`) or the lines up to the next one.
+            let block = ([line] + lines[(i + 1)...].prefix { !$0.contains("- name:") && !$0.contains("- {") }.prefix(8))
+                .joined(separator: " ")
+            guard block.contains("in: query"), let type = block.firstMatch(of: /type: (integer|number)/)?.1 else {
+                continue
+            }
+            numeric[String(name)] = String(type)
+        }
+        let checked = QueryShapeMiddleware<BasicRequestContext>.numericParameters.mapValues { $0 == .integer ? "integer" : "number" }
+        #expect(numeric == checked)
     }
 
     @Test("a key given twice in an appended event is 400 naming it, and nothing is written")
