@@ -90,6 +90,22 @@ struct BadInputTests {
         #expect(try service.storedIDs().isEmpty)
     }
 
+    @Test("a body that is not an object is named as the body, not as field ''")
+    func wholeBodyNamed() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            for route in ["/v1/events", "/v1/batches", "/v1/apns"] {
+                for (body, problem) in [("null", "must not be null"), ("[]", "has the wrong type"), ("\"x\"", "has the wrong type")] {
+                    let reply = try await client.post(route, key: service.ingest, body)
+                    #expect(reply.status == 400, "\(route) \(body): \(reply.text)")
+                    #expect(reply.errorMessage.hasPrefix("the request body \(problem)"), "\(route) \(body): \(reply.text)")
+                    #expect(reply.json?["error"]?["field"] == nil, "\(route) \(body): \(reply.text)")
+                }
+            }
+        }
+        #expect(try service.storedIDs().isEmpty)
+    }
+
     @Test("malformed JSON is 400 malformedJSON")
     func malformedJSON() async throws {
         let service = try TestService()

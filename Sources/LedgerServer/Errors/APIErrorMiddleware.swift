@@ -111,20 +111,23 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             return result
         }
+        /// A field at fault, or the whole body (a body of `null`, `[]` or `"x"` was named `field ''`).
+        func named(_ field: String, _ problem: String) -> APIError {
+            field.isEmpty ? .badRequest("the request body \(problem)") : .badRequest("field '\(field)' \(problem)", field: field)
+        }
         switch error {
         case .keyNotFound(let key, let context):
             let field = path(context.codingPath + [key])
             return .badRequest("missing required field '\(field)'", field: field)
         case .typeMismatch(let type, let context):
-            let field = path(context.codingPath)
-            return .badRequest("field '\(field)' has the wrong type (expected \(clientTypeName(type)))", field: field)
+            return named(path(context.codingPath), "has the wrong type (expected \(clientTypeName(type)))")
         case .valueNotFound(let type, let context):
             let field = path(context.codingPath)
             if context.debugDescription.contains("oneOf") || context.debugDescription.contains("anyOf") {
                 // The generated decoder's "no child schema decoded": a wrong type, null or not.
-                return .badRequest("field '\(field)' has the wrong type (expected \(clientTypeName(type)))", field: field)
+                return named(field, "has the wrong type (expected \(clientTypeName(type)))")
             }
-            return .badRequest("field '\(field)' must not be null", field: field)
+            return named(field, "must not be null")
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
             if field.isEmpty {
