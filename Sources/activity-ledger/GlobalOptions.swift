@@ -54,10 +54,10 @@ func checkApp(_ app: String?) throws {
 /// after its end is empty (no events, cards or verdicts), as the ledger and HTTP answer it: each bound is valid
 /// on its own, and `--json` prints the body `GET …/timeline` sends for the same window.
 struct WindowOptions: ParsableArguments {
-    @Option(help: "Start of the window: events at or after this time.")
+    @Option(parsing: .unconditional, help: "Start of the window: events at or after this time.")
     var from: String?
 
-    @Option(help: "End of the window: events at or before this time.")
+    @Option(parsing: .unconditional, help: "End of the window: events at or before this time.")
     var to: String?
 
     /// Both bounds, parsed by the one time rule.

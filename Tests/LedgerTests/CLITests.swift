@@ -85,6 +85,20 @@ struct CLITests {
         #expect(result.stderr.contains("--at"), "\(result.stderr)")
     }
 
+    @Test("a time option takes a negative number of Unix seconds as its value (it needed `--at=-1`)")
+    func negativeTimeValue() throws {
+        _ = try imported()
+        let state = try cli("state", "R1", "--db", db, "--at", "-1")
+        #expect(state.status == 1, "\(state.stderr)")
+        #expect(state.stderr.contains("no such activity at 1969-12-31T23:59:59.000Z"), "\(state.stderr)")
+        let timeline = try cli("timeline", "R1", "--db", db, "--from", "-5", "--to", "2026-11-20T21:10:00Z", "--json")
+        #expect(timeline.status == 0, "\(timeline.stderr)")
+        let into = db + ".before.sqlite"
+        let replay = try cli("replay", "--db", db, "--until", "-1", "--into", into)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(try cli("export", "--db", into).stdout.isEmpty)
+    }
+
     @Test("import from stdin, then state --json has the SPEC §7 shape")
     func stateJSON() throws {
         let result = try cli("import", "-", "--db", db, input: QueryTests.ride)

@@ -36,7 +36,7 @@ struct Activities: AsyncParsableCommand {
     @Option(help: "Activities subscribed to this broadcast channel.")
     var channel: String?
 
-    @Option(help: "Evaluate phases as of this time (default now).")
+    @Option(parsing: .unconditional, help: "Evaluate phases as of this time (default now).")
     var at: String?
 
     @Option(help: "At most this many (1…1000).")

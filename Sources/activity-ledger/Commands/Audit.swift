@@ -22,7 +22,7 @@ struct Audit: AsyncParsableCommand {
     @Option(help: "Audit one update or end (by event id) on every activity it reached.")
     var update: String?
 
-    @Option(help: "Evaluate as of this time (default now).")
+    @Option(parsing: .unconditional, help: "Evaluate as of this time (default now).")
     var at: String?
 
     func validate() throws {

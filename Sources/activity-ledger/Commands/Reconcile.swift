@@ -105,7 +105,7 @@ struct ReconcileNightly: AsyncParsableCommand {
     @Option(name: .customLong("run-id"), help: "The run's id; re-running it changes nothing.")
     var runID: String
 
-    @Option(help: "RFC 3339 time or Unix seconds to evaluate phases at (default now).")
+    @Option(parsing: .unconditional, help: "RFC 3339 time or Unix seconds to evaluate phases at (default now).")
     var at: String?
 
     @Option(

@@ -20,7 +20,7 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "Keep events whose time is at or before T.")
+    @Option(parsing: .unconditional, help: "Keep events whose time is at or before T.")
     var until: String?
 
     @Option(help: "Keep events at or before this log position (0 or more).")

@@ -21,7 +21,7 @@ struct State: AsyncParsableCommand {
     @Argument(help: "The activity id (without the activity: prefix).")
     var activity: String
 
-    @Option(help: "RFC 3339 time or Unix seconds (default now).")
+    @Option(parsing: .unconditional, help: "RFC 3339 time or Unix seconds (default now).")
     var at: String?
 
     func run() async throws {
