@@ -106,6 +106,22 @@ struct BadInputTests {
         #expect(try service.storedIDs().isEmpty)
     }
 
+    @Test("an APNs exchange's integer holding a fraction or a huge number is 400 naming it (was 'not valid JSON')")
+    func apnsIntegerNamed() async throws {
+        let service = try TestService()
+        try await service.test { client async throws in
+            for (field, response) in [
+                ("response.status", #"{"status":200.5}"#), ("response.status", #"{"status":99999999999999999999}"#),
+                ("response.timestamp", #"{"status":410,"timestamp":1.5}"#),
+            ] {
+                let body = #"{"activity":"D1","request":{"token":"abcd","headers":{"apns-push-type":"liveactivity"},"payload":{"aps":{"event":"update","timestamp":1,"content-state":{}}}},"response":\#(response)}"#
+                let reply = try await client.post("/v1/apns", key: service.ingest, body)
+                #expect(reply.status == 400 && reply.errorField == field, "\(response): \(reply.text)")
+            }
+        }
+        #expect(try service.storedIDs().isEmpty)
+    }
+
     @Test("malformed JSON is 400 malformedJSON")
     func malformedJSON() async throws {
         let service = try TestService()

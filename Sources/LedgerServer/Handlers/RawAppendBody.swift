@@ -97,6 +97,21 @@ struct RawAppendBody: Sendable {
         return nil
     }
 
+    /// The integer members of an APNs exchange (`response.status`, `response.timestamp`) holding a number that is
+    /// no integer the generated decoder can hold (`200.5`, `1e30`): it refused those with "The given data was not
+    /// valid JSON.", naming nothing. Other types and ranges are left to it (it names those).
+    static func apnsIntegerProblem(_ document: ActivityModel.JSONValue?) -> (field: String, message: String)? {
+        guard case .object(let root)? = document, case .object(let response)? = root["response"] else { return nil }
+        for name in ["status", "timestamp"] {
+            guard case .number(let number)? = response[name], Int64(number.text) == nil else { continue }
+            let value = number.doubleValue
+            if value.rounded() == value, value >= -0x1p63, value < 0x1p63 { continue }
+            let field = "response.\(name)"
+            return (field, "field '\(field)': expected an integer, got \(number.text)")
+        }
+        return nil
+    }
+
     /// Members the generated `Event` decoder reads; others it ignores, and so does the ledger.
     private static func isPlainEvent(_ value: ActivityModel.JSONValue) -> Bool {
         guard case .object(let object) = value, !hasDuplicateKeys(object) else { return false }

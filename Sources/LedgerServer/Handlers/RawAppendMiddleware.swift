@@ -91,6 +91,9 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
             if route == .batch, let (field, message) = RawAppendBody.expectedVersionsProblem(document) {
                 throw APIError.badRequest(message, field: field)
             }
+            if route == .apns, let (field, message) = RawAppendBody.apnsIntegerProblem(document) {
+                throw APIError.badRequest(message, field: field)
+            }
             if route == .batch, let count = RawAppendBody.eventCount(document), count > LedgerAPI.maxBatchEvents {
                 // The schema's `maxItems`, as the generated decoder words it, before the bound on its work.
                 throw APIError.badRequest(
