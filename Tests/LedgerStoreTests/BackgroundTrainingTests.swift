@@ -24,15 +24,13 @@ struct BackgroundTrainingTests {
         return appended
     }
 
-    /// A store that trains its first dictionary after 500 events (and never again), and a corpus of 30,000: enough
-    /// batches to go on appending while zstd trains on a loaded 2-core machine (6,000 ran out first once, in CI,
-    /// with every suite running beside it; appending stops as soon as the dictionary is in).
+    /// A store that trains its first dictionary after 500 events (and never again), and a corpus of 6,000.
     private func trainingStore(seed: UInt64) throws -> (StoreFixture, [CorpusEvent]) {
         var configuration = StoreFixture.fastConfiguration
         configuration.firstDictionaryAfter = 500
         configuration.retrainEvery = 0
         return (try StoreFixture(configuration: configuration),
-                Array(CorpusGenerator(seed: seed, activities: 3000, eventsPerActivity: 10)))
+                Array(CorpusGenerator(seed: seed, activities: 600, eventsPerActivity: 10)))
     }
 
     /// Every payload reads back in order, and the chain verifies.
