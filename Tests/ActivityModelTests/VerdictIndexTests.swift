@@ -3,6 +3,8 @@ import Testing
 
 /// The verdicts of a whole audit are computed from a `VerdictIndex` (one sweep, O(log n) per delivery); one
 /// verdict asked alone (`verdict(of:)`) computes its facts by their definitions. These hold the two equal.
+/// Sized to a few seconds of CPU: they run on the cooperative pool beside the storage suites, whose appends and
+/// long polls starved when these took ~40 s of it (a fresh-clone CI run failed two timing tests that way).
 @Suite("Verdict index")
 struct VerdictIndexTests {
     static let t0 = Instant(seconds: 1_795_204_800)
@@ -76,10 +78,10 @@ struct VerdictIndexTests {
         return events
     }
 
-    @Test("every verdict of an audit equals the same verdict asked alone", arguments: 0..<100)
+    @Test("every verdict of an audit equals the same verdict asked alone", arguments: 0..<30)
     func auditEqualsOneByOne(seed: Int) {
-        let events = Self.history(seed: UInt64(seed), count: 40 + seed * 2)
-        for hours in [2, 6, 13] {
+        let events = Self.history(seed: UInt64(seed), count: 40 + seed * 3)
+        for hours in [6, 13] {
             let asOf = Self.t0.adding(hours: Int64(hours))
             let audit = DeliveryVerdicts.audit(activity: "A", events: events, asOf: asOf)
             for delivery in audit {
@@ -89,9 +91,9 @@ struct VerdictIndexTests {
         }
     }
 
-    @Test("on long histories, the index's facts are the facts by their definitions", arguments: 0..<12)
+    @Test("on long histories, the index's facts are the facts by their definitions", arguments: 0..<2)
     func indexedFactsEqualDefinitions(seed: Int) throws {
-        let events = Self.history(seed: 1000 + UInt64(seed), count: 600 + seed * 100)
+        let events = Self.history(seed: 1000 + UInt64(seed), count: 500 + seed * 300)
         for hours in [3, 13] {
             var timeline = try ActivityTimeline(activity: "A", events: events, asOf: Self.t0.adding(hours: Int64(hours)))
             timeline.indexAttempts()
@@ -134,7 +136,7 @@ struct VerdictIndexTests {
 
 @Suite("Displayed content, kept as the walk goes")
 struct DisplayedNowTests {
-    @Test("the timeline equals a fold of each prefix on histories full of observations", arguments: 0..<40)
+    @Test("the timeline equals a fold of each prefix on histories full of observations", arguments: 0..<12)
     func timelineEqualsRefolding(seed: Int) {
         let events = VerdictIndexTests.history(seed: 5000 + UInt64(seed), count: 30 + seed * 3)
         let to = VerdictIndexTests.t0.adding(hours: 13)
