@@ -154,12 +154,7 @@ extension ActivityTimeline {
         }
         let observedHash = o.data.contentHash
         // Deliveries before the observation are `0..<split` (walk order).
-        var split = 0
-        var upper = deliveries.count
-        while split < upper {
-            let middle = (split + upper) / 2
-            if deliveries[middle].index > o.index { upper = middle } else { split = middle + 1 }
-        }
+        let split = deliveries.partitionPoint(where: { $0.index > o.index })
         let requestBefore = request.flatMap { $0.index < o.index ? $0 : nil }
         // What the device showed at the observation: the last candidate before it with what it showed…
         var base: Candidate?

@@ -26,7 +26,7 @@ extension ActivityTimeline {
     /// Whether observation `o` shows `delivery` itself: its timestamp (and its hash, when both are known), or
     /// for an end, an activity that is over.
     static func shows(_ delivery: Recorded, _ o: Observation, ownHash: @autoclosure () -> String?) -> Bool {
-        if delivery.type == .end, o.data.activityState.isOverOnScreen { return true }
+        if delivery.type == .end, !o.data.activityState.isLive { return true }
         guard o.data.contentTimestamp == delivery.timestamp else { return false }
         guard let observedHash = o.data.contentHash, let hash = ownHash() else { return true }
         return observedHash == hash
@@ -40,19 +40,13 @@ extension ActivityTimeline {
     /// is already over on the device.
     static func contradicts(_ delivery: Recorded, _ o: Observation) -> Bool {
         if let shown = o.data.contentTimestamp, shown < delivery.timestamp { return true }
-        return delivery.type == .update && o.data.activityState.isOverOnScreen
+        return delivery.type == .update && !o.data.activityState.isLive
     }
 
     /// Position in `observations` of the first one walked after walk index `index` (observations are in walk
     /// order, and walk order is (`at`, position), so these are exactly the ones at or after it in time).
     func firstObservation(after index: Int) -> Int {
-        var lower = 0
-        var upper = observations.count
-        while lower < upper {
-            let middle = (lower + upper) / 2
-            if observations[middle].index > index { upper = middle } else { lower = middle + 1 }
-        }
-        return lower
+        observations.partitionPoint(where: { $0.index > index })
     }
 
     /// The facts of every delivery of a finished walk, each in O(log n) instead of O(n): an audit of an activity
@@ -80,7 +74,7 @@ extension ActivityTimeline {
             var nextOver = [Int](repeating: observations.count, count: observations.count + 1)
             var byTimestamp: [Int64: [Int]] = [:]
             for o in observations.indices.reversed() {
-                nextOver[o] = observations[o].data.activityState.isOverOnScreen ? o : nextOver[o + 1]
+                nextOver[o] = !observations[o].data.activityState.isLive ? o : nextOver[o + 1]
             }
             for (o, observation) in observations.enumerated() {
                 if let t = observation.data.contentTimestamp { byTimestamp[t, default: []].append(o) }
@@ -97,7 +91,7 @@ extension ActivityTimeline {
             var own = delivery.type == .end ? over : nil
             if let same = byTimestamp[delivery.timestamp] {
                 let ownHash = delivery.content?.contentHash
-                for o in same[Self.firstAtOrAfter(start, in: same)...] where own.map({ o < $0 }) ?? true {
+                for o in same[same.partitionPoint(where: { $0 >= start })...] where own.map({ o < $0 }) ?? true {
                     if ActivityTimeline.shows(delivery, timeline.observations[o], ownHash: ownHash) {
                         own = o
                         break
@@ -111,16 +105,6 @@ extension ActivityTimeline {
             return VerdictFacts(
                 own: observation(own), shownBefore: shownBefore[d], newer: observation(newer),
                 contradicting: observation(contradicting))
-        }
-
-        private static func firstAtOrAfter(_ value: Int, in sorted: [Int]) -> Int {
-            var lower = 0
-            var upper = sorted.count
-            while lower < upper {
-                let middle = (lower + upper) / 2
-                if sorted[middle] >= value { upper = middle } else { lower = middle + 1 }
-            }
-            return lower
         }
 
         /// A content the device may show: its walk index, timestamp, and the walk indices where its standing
@@ -224,7 +208,22 @@ extension ActivityTimeline {
     }
 }
 
-extension Phase {
-    /// The device no longer shows the activity as live (`ended` or `dismissed`).
-    var isOverOnScreen: Bool { self == .ended || self == .dismissed }
+extension RandomAccessCollection {
+    /// The first index whose element satisfies `belongs`, in a collection where every element that does comes
+    /// after every one that does not (`endIndex` when none does): a binary search.
+    func partitionPoint(where belongs: (Element) -> Bool) -> Index {
+        var lower = startIndex
+        var count = self.count
+        while count > 0 {
+            let half = count / 2
+            let middle = index(lower, offsetBy: half)
+            if belongs(self[middle]) {
+                count = half
+            } else {
+                lower = index(after: middle)
+                count -= half + 1
+            }
+        }
+        return lower
+    }
 }

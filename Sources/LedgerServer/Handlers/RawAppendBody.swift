@@ -84,12 +84,8 @@ struct RawAppendBody: Sendable {
             return nil
         }
         for member in versions.members {
-            if case .number(let number) = member.value {
-                if let version = Int64(number.text), version >= 0 { continue }
-                // `1e2` or `5.0`: integral and in range, left to the generated decoder to judge as it always did.
-                let value = number.doubleValue
-                if value >= 0, value < 0x1p63, value.rounded() == value { continue }
-            }
+            // `1e2` or `5.0` included: integral and in range, left to the generated decoder to judge as it always did.
+            if case .number(let number) = member.value, holdsInt64(number), number.doubleValue >= 0 { continue }
             let field = "expectedVersions['\(member.key)']"
             let found = member.value.numberValue?.text ?? member.value.kindName
             return (field, "field \(field): expected a stream version (an integer from 0 to 2^63-1), got \(found)")
@@ -103,13 +99,18 @@ struct RawAppendBody: Sendable {
     static func apnsIntegerProblem(_ document: ActivityModel.JSONValue?) -> (field: String, message: String)? {
         guard case .object(let root)? = document, case .object(let response)? = root["response"] else { return nil }
         for name in ["status", "timestamp"] {
-            guard case .number(let number)? = response[name], Int64(number.text) == nil else { continue }
-            let value = number.doubleValue
-            if value.rounded() == value, value >= -0x1p63, value < 0x1p63 { continue }
+            guard case .number(let number)? = response[name], !holdsInt64(number) else { continue }
             let field = "response.\(name)"
             return (field, "field '\(field)': expected an integer, got \(number.text)")
         }
         return nil
+    }
+
+    /// Whether `number` is an integer an `Int64` holds, written plainly (`5`) or not (`1e2`, `5.0`).
+    private static func holdsInt64(_ number: ActivityModel.JSONNumber) -> Bool {
+        if Int64(number.text) != nil { return true }
+        let value = number.doubleValue
+        return value.rounded() == value && value >= -0x1p63 && value < 0x1p63
     }
 
     /// Members the generated `Event` decoder reads; others it ignores, and so does the ledger.

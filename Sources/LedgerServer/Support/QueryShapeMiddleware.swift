@@ -35,7 +35,7 @@ struct QueryShapeMiddleware<Context: RequestContext>: RouterMiddleware {
         var seen = Set<[UInt8]>()
         for item in items where !item.isEmpty {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = decode(parts[0])
+            let name = QueryText.decode(parts[0])
             guard parts.count == 2 else { throw .invalidParameter(name, "no value; send \(name)=VALUE") }
             guard !name.isEmpty else {
                 throw APIError(
@@ -46,7 +46,7 @@ struct QueryShapeMiddleware<Context: RequestContext>: RouterMiddleware {
                 throw .invalidParameter(name, "given more than once; send it once")
             }
             if let numeric = numericParameters[name] {
-                let value = decode(parts[1])
+                let value = QueryText.decode(parts[1])
                 // An empty value is the generated decoder's to name ("expected an integer, got ''").
                 if !value.isEmpty, let problem = numberProblem(value, numeric) { throw .invalidParameter(name, problem) }
             }
@@ -63,8 +63,10 @@ struct QueryShapeMiddleware<Context: RequestContext>: RouterMiddleware {
         else { return "expected \(wanted), got '\(value)'" }
         return nil
     }
+}
 
-    /// A name or value as the generated decoders read it: `+` is a space, then percent escapes where valid.
+enum QueryText {
+    /// A query name or value as the generated decoders read it: `+` is a space, then percent escapes where valid.
     static func decode(_ text: Substring) -> String {
         let spaced = text.replacingOccurrences(of: "+", with: " ")
         return spaced.removingPercentEncoding ?? spaced
