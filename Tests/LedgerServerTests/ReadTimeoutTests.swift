@@ -40,7 +40,7 @@ struct ReadTimeoutTests {
     @Test("1,000 half-sent request heads do not starve /health, and each is answered 408 and closed on time")
     func slowloris() async throws {
         try await Self.withServer { server, _ in
-            let opened = ContinuousClock.now
+            let opening = ContinuousClock.now
             let connections = try await offThePool {
                 try (0..<1000).map { _ in
                     let connection = try RawConnection(port: server.port, receiveTimeout: .seconds(8))
@@ -48,6 +48,9 @@ struct ReadTimeoutTests {
                     return connection
                 }
             }
+            // Timed from the last head's first byte: opening 1,000 connections one by one took 10-13 s of a
+            // 2-core machine busy with the other HTTP suites, and is not the server's to answer for.
+            let opened = ContinuousClock.now
             // While all 1,000 are held, the server still answers at once.
             for _ in 0..<3 {
                 let health = try await Self.health(port: server.port)
@@ -61,7 +64,7 @@ struct ReadTimeoutTests {
             #expect(open == 0, "\(open) of 1,000 slow heads still open")
             #expect(replies.filter { $0.text.hasPrefix("HTTP/1.1 408") }.count == 1000)
             #expect(replies.first?.text.contains(#""code":"requestTimeout""#) == true)
-            #expect(elapsed < .seconds(12), "the slow heads were held \(elapsed)")
+            #expect(elapsed < .seconds(10), "the slow heads were held \(elapsed) after the last was opened (opening took \(opened - opening))")
             let health = try await Self.health(port: server.port)
             #expect(health.status == "HTTP/1.1 200 OK")
         }
