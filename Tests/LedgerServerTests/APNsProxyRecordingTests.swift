@@ -63,7 +63,9 @@ struct APNsProxyRecordingTests {
         #expect(warm.status == 200)
         #expect(try await Self.waitForMetric("apns_proxy_recorded_total", port: server.port, atLeast: 1))
 
-        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 6) }
+        // Every hold below lasts until the test has seen what it waits for (a fixed hold can end before a push
+        // arrives on a machine the other suites keep busy).
+        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 120) }
         var slowest = Duration.zero
         for eta in 0..<8 {
             let reply = try await PushClient.push(
@@ -74,9 +76,12 @@ struct APNsProxyRecordingTests {
             slowest = max(slowest, reply.took)
         }
         #expect(slowest < .seconds(1), "a push waited for the locked ledger: \(slowest)")
+        let counted = try await Self.waitForMetric(
+            #"apns_proxy_record_failures_total{reason="storage"}"#, port: server.port, atLeast: 1)
+        lock.release()
         try await offThePool { lock.waitUntilReleased() }
         let failures = try await H.metric(#"apns_proxy_record_failures_total{reason="storage"}"#, port: server.port)
-        #expect(failures >= 1, "no storage failure counted")
+        #expect(counted && failures >= 1, "no storage failure counted")
         // Held and retried every second: once the ledger writes again, every push is recorded, and later ones too.
         let after = UUID().uuidString
         let reply = try await PushClient.push(
@@ -103,7 +108,7 @@ struct APNsProxyRecordingTests {
         try await harness.importEvents(H.activity("RIDE-G", token: "cafe0002"))
         let (server, port) = try await harness.serve(arguments: ["--busy-timeout", "0.5", "--apns-proxy-hold", "2"])
         defer { server.stop() }
-        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 5) }
+        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 120) }
         let apnsID = UUID().uuidString
         let reply = try await PushClient.push(
             port: port, path: "/3/device/cafe0002", headers: H.pushHeaders(apnsID: apnsID, key: harness.keyed.key),
@@ -111,6 +116,7 @@ struct APNsProxyRecordingTests {
         #expect(reply.status == 200)
         #expect(
             try await Self.waitForMetric(#"apns_proxy_unrecorded_total{reason="storage"}"#, port: server.port, atLeast: 1))
+        lock.release()
         try await offThePool { lock.waitUntilReleased() }
         try await Task.sleep(for: .seconds(2))
         #expect(try await harness.waitForEvent(H.pushEventID(apnsID), limit: .milliseconds(100)) == nil)
@@ -124,7 +130,7 @@ struct APNsProxyRecordingTests {
         try await harness.importEvents(H.activity("RIDE-K", token: "dead0001"))
         let (server, port) = try await harness.serve(arguments: ["--busy-timeout", "30"])
         // The lock holds the recorder between the forward and the record for as long as the test needs.
-        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 4) }
+        let lock = try await offThePool { try WriteLockHolder(path: harness.keyed.db, seconds: 120) }
         let apnsID = UUID().uuidString
         let reply = try await PushClient.push(
             port: port, path: "/3/device/dead0001", headers: H.pushHeaders(apnsID: apnsID, key: harness.keyed.key),
@@ -135,6 +141,7 @@ struct APNsProxyRecordingTests {
         #expect(
             try await harness.waitForEvent(H.pushEventID(apnsID), limit: .milliseconds(100)) == nil,
             "recorded before the kill: the test proves nothing")
+        lock.release()
         try await offThePool { lock.waitUntilReleased() }
 
         let (restarted, _) = try await harness.serve(name: "serve-again")

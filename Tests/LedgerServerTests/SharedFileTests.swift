@@ -129,8 +129,11 @@ struct SharedFileTests {
         #expect(waited.status == .ok, "an append did not wait 0.8 s for a lock: \(Self.text(waited))")
         try await offThePool { short.waitUntilReleased() }
 
-        let long = try await offThePool { try WriteLockHolder(path: db, seconds: 6) }
+        // Held until the refusal is in: a 6 s hold ended before the append reached the server in a fresh-clone
+        // CI run (the test's own awaits wait for a cooperative pool the other suites keep busy).
+        let long = try await offThePool { try WriteLockHolder(path: db, seconds: 120) }
         let refused = try await append("B2")
+        long.release()
         #expect(refused.status == .serviceUnavailable, "\(refused.status) \(Self.text(refused))")
         #expect(refused.headers[.retryAfter] != nil)
         #expect(Self.text(refused).contains(#""code":"unavailable""#))
