@@ -55,6 +55,7 @@ let package = Package(
             // The migrations: symbolic links to Schemas/sql, their one home, compiled in as bytes.
             resources: [
                 .embedInCode("Schema/SQL/001_event_log.sql"), .embedInCode("Schema/SQL/002_sealed_segments.sql"),
+                .embedInCode("Schema/SQL/003_packed_segments.sql"),
             ]
         ),
         .target(

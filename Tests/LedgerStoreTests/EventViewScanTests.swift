@@ -57,9 +57,8 @@ struct EventViewScanTests {
     func damagedBlock() async throws {
         let fixture = try await Self.mixedFile()
         try await fixture.store.pool.write { db in
-            try db.execute(
-                sql: "UPDATE segment_blocks SET data = ? WHERE id = (SELECT max(id) FROM segment_blocks WHERE segment = 1025)",
-                arguments: [Data([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0xff, 0xff])])
+            let block = try #require(try Int64.fetchOne(db, sql: "SELECT max(id) FROM segment_blocks WHERE segment = 1025"))
+            try changeBlockBytes(db, block: block) { $0.replaceSubrange($0.startIndex..<($0.startIndex + notZstd.count), with: notZstd) }
         }
         var seen: [Int64] = []
         let error = #expect(throws: StoreError.self) {

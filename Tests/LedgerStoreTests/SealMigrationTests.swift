@@ -19,9 +19,9 @@ struct SealMigrationTests {
         // The file as the previous version left it: no segment tables, no record of migration 002.
         try await fixture.store.pool.write { db in
             try db.execute(sql: """
-                DROP TABLE segments; DROP TABLE segment_blocks; DROP TABLE sealed_ids;
+                DROP TABLE segments; DROP TABLE segment_blocks; DROP TABLE sealed_ids; DROP TABLE segment_data;
                 DELETE FROM store_counters WHERE name = 'sealed_bytes';
-                DELETE FROM grdb_migrations WHERE identifier = '002_sealed_segments';
+                DELETE FROM grdb_migrations WHERE identifier IN ('002_sealed_segments', '003_packed_segments');
                 """)
         }
         var configuration = StoreFixture.fastConfiguration
@@ -42,6 +42,64 @@ struct SealMigrationTests {
         #expect(again.positions == [1, 3001] && again.duplicate == [true, false])
         #expect(again.versions[1] == Int64(exported.filter { $0.stream == "activity:A1" }.count) + 1)
         #expect(try store.verify().ok && store.verify(upTo: before).ok)
+    }
+
+    @Test("segments sealed in 002's layout (each block's bytes in its row) read the same after 003; later segments are packed beside them")
+    func segmentsBeforePacking() async throws {
+        var configuration = StoreFixture.fastConfiguration
+        configuration.segmentEvents = 600
+        let fixture = try StoreFixture(configuration: configuration)
+        for round in 0..<4 {
+            _ = try await fixture.store.append(AppendBatch(events: (0..<500).map { index in
+                event("activity:A\((round * 500 + index) % 23)", at: Int64(round * 1000 + index))
+            }))
+        }
+        let before = try fixture.store.digest()
+        _ = try fixture.store.seal()
+        let exported = try Self.all(fixture.store)
+        // The file as 002 left it: every block's bytes in its own row, no packed blobs, no record of 003.
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: """
+                UPDATE segment_blocks SET data = substr(
+                    (SELECT d.data FROM segment_data d WHERE d.segment = segment_blocks.segment), data_offset + 1, data_length);
+                DROP TABLE segment_data;
+                ALTER TABLE segment_blocks DROP COLUMN data_offset;
+                ALTER TABLE segment_blocks DROP COLUMN data_length;
+                DELETE FROM grdb_migrations WHERE identifier = '003_packed_segments';
+                """)
+        }
+        let store = try fixture.reopen(configuration)
+        let legacy = try await store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_blocks WHERE data_length IS NULL AND length(data) > 0")
+        }
+        #expect(legacy == (try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_blocks") }))
+        #expect(try Self.all(store) == exported)
+        #expect(try store.verify().ok && store.verify(upTo: before).ok)
+        // Point reads (a stream with hashes, an event by id) in another process, whose hashes come from the blocks.
+        let cold = try fixture.reopen(configuration)
+        for stream in ["activity:A0", "activity:A7", "activity:A22"] {
+            let events = try await cold.pool.read { db in try cold.events(in: db, stream: stream) }
+            #expect(events == exported.filter { $0.stream == stream })
+        }
+        // Later segments are packed beside the old ones; everything still reads the same and verifies.
+        _ = try await store.append(AppendBatch(events: (0..<1_300).map { index in
+            event("activity:A\(index % 23)", at: Int64(5_000 + index))
+        }))
+        let grown = try Self.all(store)
+        _ = try store.seal()
+        #expect(try Self.all(store) == grown)
+        let (packed, newer) = try await store.pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM segment_data"),
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM segments WHERE first_position > 2000"))
+        }
+        #expect(packed == newer && packed == 3)
+        #expect(try store.verify().ok && store.verify(upTo: before).ok)
+        // Damage to an old block is still found, at its segment.
+        try await store.pool.write { db in
+            try changeBlockBytes(db, block: 1) { $0.replaceSubrange($0.startIndex..<($0.startIndex + notZstd.count), with: notZstd) }
+        }
+        let report = try store.verify()
+        #expect(!report.ok && report.firstBadPosition == 1, "\(report.reason ?? "ok")")
     }
 
     /// Every event with its hash, in order.

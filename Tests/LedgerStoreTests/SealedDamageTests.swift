@@ -154,8 +154,8 @@ struct SealedDamageTests {
         let blocks = try await store.pool.read { db in
             try [0, 5, 10].map { index -> (id: Int64, stream: String, bytes: Int, segment: Segment) in
                 let row = try #require(try Row.fetchOne(db, sql: """
-                    SELECT b.id, s.name, length(b.data) FROM segment_blocks b JOIN streams s ON s.id = b.stream
-                    WHERE b.segment = ? ORDER BY length(b.data) DESC LIMIT 1
+                    SELECT b.id, s.name, b.data_length FROM segment_blocks b JOIN streams s ON s.id = b.stream
+                    WHERE b.segment = ? ORDER BY b.data_length DESC LIMIT 1
                     """, arguments: [segments[index].first]))
                 return (row[0], row[1], row[2], segments[index])
             }
@@ -168,9 +168,7 @@ struct SealedDamageTests {
             for offset in offsets {
                 let name = "block-\(block.id)-\(offset)"
                 let copy = try Self.damaged(sealed, name) { db in
-                    var data = try #require(try Data.fetchOne(db, sql: "SELECT data FROM segment_blocks WHERE id = ?", arguments: [block.id]))
-                    data[data.startIndex + offset] ^= 0x20
-                    try db.execute(sql: "UPDATE segment_blocks SET data = ? WHERE id = ?", arguments: [data, block.id])
+                    try changeBlockBytes(db, block: block.id) { $0[$0.startIndex + offset] ^= 0x20 }
                 }
                 let expected = try Self.expected(copy, stream: block.stream, original: original, segment: block.segment)
                 outcomes.append(expected)
@@ -240,13 +238,16 @@ struct SealedDamageTests {
         }
     }
 
-    @Test("a segment with a block missing, a block that is not zstd, or a short check column names its first position")
+    @Test("a segment with a block missing, a block that is not zstd, a block's range outside its segment's bytes, those bytes missing, or a short check column names its first position")
     func undecodableSegments() async throws {
         let sealed = try await Self.sealedFile()
         let segment = try Self.segments(sealed.fixture.store)[7]
         let damages: [(String, String)] = [
             ("missing", "DELETE FROM segment_blocks WHERE id = (SELECT first_block + 1 FROM segments WHERE first_position = ?)"),
-            ("garbage", "UPDATE segment_blocks SET data = x'00010203' WHERE id = (SELECT first_block FROM segments WHERE first_position = ?)"),
+            ("garbage", "UPDATE segment_data SET data = zeroblob(length(data)) WHERE segment = ?"),
+            ("range", "UPDATE segment_blocks SET data_length = data_length + 1000000 WHERE id = (SELECT first_block + 2 FROM segments WHERE first_position = ?)"),
+            ("offset", "UPDATE segment_blocks SET data_offset = -1 WHERE id = (SELECT first_block + 1 FROM segments WHERE first_position = ?)"),
+            ("bytes", "DELETE FROM segment_data WHERE segment = ?"),
             ("short", "UPDATE segments SET checks = substr(checks, 1, length(checks) - 4) WHERE first_position = ?"),
         ]
         for (name, sql) in damages {

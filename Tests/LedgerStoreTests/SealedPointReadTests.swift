@@ -62,9 +62,7 @@ struct SealedPointReadTests {
             return (row[0] as Int64, row[1] as String, row[2] as Int64)
         }
         try await fixture.store.pool.write { db in
-            try db.execute(
-                sql: "UPDATE segment_blocks SET data = ? WHERE id = ?",
-                arguments: [Data([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0xff, 0xff]), block])
+            try changeBlockBytes(db, block: block) { $0.replaceSubrange($0.startIndex..<($0.startIndex + notZstd.count), with: notZstd) }
         }
         // Another stream of that segment: its own blocks decode, but its hashes need every block of the segment.
         let other = try #require(

@@ -65,3 +65,30 @@ extension StoreFixture {
         }
     }
 }
+
+/// Damage to a sealed block: `change` gets the block's stored bytes and may alter them in place (keeping their
+/// count); they are written back where they live — the block's range of its segment's `segment_data` blob, or
+/// `segment_blocks.data` for a block sealed in 002's layout.
+func changeBlockBytes(_ db: Database, block: Int64, _ change: (inout Data) -> Void) throws {
+    guard let row = try Row.fetchOne(
+        db, sql: "SELECT segment, data_offset, data_length, data FROM segment_blocks WHERE id = ?", arguments: [block])
+    else { throw StoreError(.schema, "no block \(block)") }
+    let segment: Int64 = row[0]
+    guard let offset = row[1] as Int?, let length = row[2] as Int? else {
+        var data: Data = row[3]
+        change(&data)
+        try db.execute(sql: "UPDATE segment_blocks SET data = ? WHERE id = ?", arguments: [data, block])
+        return
+    }
+    var packed = try Data.fetchOne(db, sql: "SELECT data FROM segment_data WHERE segment = ?", arguments: [segment]) ?? Data()
+    let start = packed.startIndex + offset
+    var bytes = Data(packed[start..<(start + length)])
+    change(&bytes)
+    precondition(bytes.count == length, "changeBlockBytes keeps the block's length")
+    packed.replaceSubrange(start..<(start + length), with: bytes)
+    try db.execute(sql: "UPDATE segment_data SET data = ? WHERE segment = ?", arguments: [packed, segment])
+}
+
+/// A zstd frame header followed by bytes that are no zstd block: written over a block's first bytes, it no longer
+/// decompresses.
+let notZstd: [UInt8] = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x10, 0xff, 0xff]

@@ -7,6 +7,7 @@ enum Schema {
     static let migrations: [(name: String, sql: String)] = [
         ("001_event_log", String(decoding: PackageResources._01_event_log_sql, as: UTF8.self)),
         ("002_sealed_segments", String(decoding: PackageResources._02_sealed_segments_sql, as: UTF8.self)),
+        ("003_packed_segments", String(decoding: PackageResources._03_packed_segments_sql, as: UTF8.self)),
     ]
 
     static var migrator: DatabaseMigrator {

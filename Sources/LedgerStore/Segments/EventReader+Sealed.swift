@@ -4,10 +4,11 @@ import GRDB
 /// Point and stream reads of sealed events, through the slim indexes beside the segments: blocks by
 /// (stream, first version), ids by a 47-bit key, segments by first position. Never a scan.
 extension EventReader {
-    /// A block row joined with its segment: `id, stream, first_version, last_version, data, first_position,
-    /// last_position, dictionary`.
+    /// A block row joined with its segment: `id, stream, first_version, last_version, data, data_offset,
+    /// data_length, first_position, last_position, dictionary`.
     static let blockColumns = """
-        SELECT b.id, b.stream, b.first_version, b.last_version, b.data, s.first_position, s.last_position, s.dictionary
+        SELECT b.id, b.stream, b.first_version, b.last_version, b.data, b.data_offset, b.data_length,
+            s.first_position, s.last_position, s.dictionary
         FROM segment_blocks b JOIN segments s ON s.first_position = b.segment
         """
 
@@ -31,14 +32,17 @@ extension EventReader {
         defer { statement.resetBindings() }
         var names: [Int64: String] = [:]
         var events: [RecordedEvent] = []
+        var packed = SegmentData.Reader(db)
         try decoders.withHandle { decoder in
             while try statement.stepRow(db) {
-                let block = try RawSegment.block(statement, db: db, names: &names)
-                let first = statement.int64(at: 5)
-                let last = statement.int64(at: 6)
-                let dictionary = try statement.optionalInt64(at: 7).map { try decoder.loaded($0, db: db) }
+                let first = statement.int64(at: 7)
+                let last = statement.int64(at: 8)
+                let dictionary = try statement.optionalInt64(at: 9).map { try decoder.loaded($0, db: db) }
                 var kept: [RecordedEvent]
                 do {
+                    let block = try RawSegment.block(statement, db: db, names: &names) { offset, length in
+                        try packed.read(segment: first, offset: offset, length: length)
+                    }
                     kept = try RawSegment.events(
                         of: block, first: first, last: last, dictionary: dictionary, decoder: decoder, keep: filter)
                 } catch let error as StoreError {

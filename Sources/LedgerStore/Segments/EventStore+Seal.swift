@@ -305,17 +305,24 @@ struct BuiltSegment {
             db, sql: "SELECT count(*) FROM events WHERE position BETWEEN ? AND ?", arguments: [first, last])
         guard rows == last - first + 1 else { return false }
         let firstBlock = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM segment_blocks") ?? 0) + 1
+        // The blocks' bytes back to back in one blob (003_packed_segments.sql), each block row naming its range.
         let insertBlock = try db.cachedStatement(
             sql: """
-                INSERT INTO segment_blocks(id, segment, stream, first_version, last_version, min_at, data)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO segment_blocks(id, segment, stream, first_version, last_version, min_at, data, data_offset,
+                    data_length)
+                VALUES (?, ?, ?, ?, ?, ?, x'', ?, ?)
                 """)
+        var packed = Data()
+        packed.reserveCapacity(blocks.reduce(0) { $0 + $1.data.count })
         for (index, block) in blocks.enumerated() {
             let id = firstBlock + Int64(index)
             try insertBlock.execute(arguments: [
-                id, first, block.stream, block.firstVersion, block.lastVersion, block.minAt, Data(block.data),
+                id, first, block.stream, block.firstVersion, block.lastVersion, block.minAt, packed.count,
+                block.data.count,
             ])
+            packed.append(contentsOf: block.data)
         }
+        try db.execute(sql: "INSERT INTO segment_data(segment, data) VALUES (?, ?)", arguments: [first, packed])
         try db.execute(
             sql: """
                 INSERT INTO segments(first_position, last_position, first_block, blocks, dictionary, previous_hash,

@@ -12,7 +12,8 @@ struct RawSegment: Sendable {
         var stream: String
         var firstVersion: Int64
         var lastVersion: Int64
-        var data: [UInt8]
+        /// The compressed frame (a slice of the segment's packed bytes when read whole).
+        var data: ArraySlice<UInt8>
     }
 
     var first: Int64
@@ -59,14 +60,21 @@ struct RawSegment: Sendable {
         -> [Block]
     {
         let statement = try db.cachedStatement(
-            sql: "SELECT id, stream, first_version, last_version, data FROM segment_blocks WHERE id >= ? AND id < ? ORDER BY id")
+            sql: "SELECT id, stream, first_version, last_version, data, data_offset, data_length, segment FROM segment_blocks WHERE id >= ? AND id < ? ORDER BY id")
         statement.bind(firstBlock, at: 1)
         statement.bind(firstBlock + count, at: 2)
         defer { statement.resetBindings() }
         var blocks: [Block] = []
         blocks.reserveCapacity(Int(clamping: min(count, 65_536)))
+        // The segment's packed bytes, read whole once: every block of the segment is decoded.
+        var packed: [UInt8]?
         while try statement.stepRow(db) {
-            blocks.append(try block(statement, db: db, names: &names))
+            let segment = statement.int64(at: 7)
+            blocks.append(try block(statement, db: db, names: &names) { offset, length in
+                let bytes = try packed ?? SegmentData.whole(segment, db: db)
+                packed = bytes
+                return try SegmentData.slice(bytes, offset: offset, length: length)
+            })
         }
         guard blocks.count == count else {
             throw StoreError(.corruptPayload, "the segment lists \(count) blocks but \(blocks.count) are stored")
@@ -74,8 +82,14 @@ struct RawSegment: Sendable {
         return blocks
     }
 
-    /// The block at the statement's current row (`id, stream, first_version, last_version, data`).
-    static func block(_ statement: Statement, db: Database, names: inout [Int64: String]) throws -> Block {
+    /// The block at the statement's current row (`id, stream, first_version, last_version, data, data_offset,
+    /// data_length`): its bytes are `data` in blocks sealed before 003_packed_segments.sql, else the range
+    /// `packed(offset, length)` of its segment's `segment_data`.
+    static func block(
+        _ statement: Statement, db: Database, names: inout [Int64: String],
+        packed: (_ offset: Int64, _ length: Int64) throws -> ArraySlice<UInt8>
+    ) throws -> Block {
+        let id = statement.int64(at: 0)
         let streamID = statement.int64(at: 1)
         let stream: String
         if let known = names[streamID] {
@@ -85,9 +99,20 @@ struct RawSegment: Sendable {
             if names.count >= 65_536 { names.removeAll(keepingCapacity: true) }
             names[streamID] = stream
         }
+        let data: ArraySlice<UInt8>
+        if statement.isNull(at: 6) {
+            data = ArraySlice(statement.blob(at: 4))
+        } else {
+            let offset = statement.int64(at: 5)
+            let length = statement.int64(at: 6)
+            guard offset >= 0, length >= 0 else {
+                throw StoreError(.corruptPayload, "block \(id) names an impossible range of its segment's bytes")
+            }
+            data = try packed(offset, length)
+        }
         return Block(
-            id: statement.int64(at: 0), stream: stream, firstVersion: statement.int64(at: 2),
-            lastVersion: statement.int64(at: 3), data: Array(statement.blob(at: 4)))
+            id: id, stream: stream, firstVersion: statement.int64(at: 2), lastVersion: statement.int64(at: 3),
+            data: data)
     }
 
     /// Decompresses `block` and calls `body` with each of its records, in order (lent as bytes of the block: valid

@@ -1,0 +1,1 @@
+../../../../Schemas/sql/003_packed_segments.sql
