@@ -168,7 +168,7 @@ struct LedgerConformanceTests {
         }
     }
 
-    @Test("a ledger waiting for appends wakes for another handle's append on the same database, and times out without one")
+    @Test("a ledger waiting for appends wakes for another handle's append on the same database, and times out without one", .enabled(if: TestDatabase.enabled))
     func waitForOtherAppends() async throws {
         try await Backend.postgres.withLedger { ledger, url in
             let other = try await Ledger.open(.postgres(url: url), logger: TestDatabase.quiet)
@@ -193,7 +193,7 @@ struct LedgerConformanceTests {
     /// Each append reads the projection rows it changes outside any transaction and writes them with its events
     /// only if no other append committed since: three handles (three servers' pools) appending batches of the same
     /// activities at once must leave the projections a rebuild of the log gives.
-    @Test("three handles appending the same activities at once leave projections equal to a rebuild")
+    @Test("three handles appending the same activities at once leave projections equal to a rebuild", .enabled(if: TestDatabase.enabled))
     func concurrentProjectionsEqualRebuild() async throws {
         try await Backend.postgres.withLedger { ledger, url in
             var lines: [String] = CorpusGenerator(seed: 11, activities: 40, eventsPerActivity: 15).lines().map { $0 }
