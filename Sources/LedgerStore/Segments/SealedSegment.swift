@@ -73,7 +73,7 @@ struct RawSegment: Sendable {
             blocks.append(try block(statement, db: db, names: &names) { offset, length in
                 let bytes = try packed ?? SegmentData.whole(segment, db: db)
                 packed = bytes
-                return try SegmentData.slice(bytes, offset: offset, length: length)
+                return bytes[try SegmentData.range(offset: offset, length: length, size: bytes.count)]
             })
         }
         guard blocks.count == count else {
@@ -84,7 +84,8 @@ struct RawSegment: Sendable {
 
     /// The block at the statement's current row (`id, stream, first_version, last_version, data, data_offset,
     /// data_length`): its bytes are `data` in blocks sealed before 003_packed_segments.sql, else the range
-    /// `packed(offset, length)` of its segment's `segment_data`.
+    /// `packed(offset, length)` of its segment's `segment_data`, which checks the stored range
+    /// (`SegmentData.range`).
     static func block(
         _ statement: Statement, db: Database, names: inout [Int64: String],
         packed: (_ offset: Int64, _ length: Int64) throws -> ArraySlice<UInt8>
@@ -103,12 +104,7 @@ struct RawSegment: Sendable {
         if statement.isNull(at: 6) {
             data = ArraySlice(statement.blob(at: 4))
         } else {
-            let offset = statement.int64(at: 5)
-            let length = statement.int64(at: 6)
-            guard offset >= 0, length >= 0 else {
-                throw StoreError(.corruptPayload, "block \(id) names an impossible range of its segment's bytes")
-            }
-            data = try packed(offset, length)
+            data = try packed(statement.int64(at: 5), statement.int64(at: 6))
         }
         return Block(
             id: id, stream: stream, firstVersion: statement.int64(at: 2), lastVersion: statement.int64(at: 3),

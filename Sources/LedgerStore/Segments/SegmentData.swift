@@ -19,16 +19,18 @@ enum SegmentData {
         return Array(statement.blob(at: 0))
     }
 
-    /// `bytes[offset ..< offset + length]`, or an error when the range does not lie inside `bytes`.
-    static func slice(_ bytes: [UInt8], offset: Int64, length: Int64) throws -> ArraySlice<UInt8> {
-        guard offset >= 0, length >= 0, offset <= Int64(bytes.count) - length else {
-            throw StoreError(.corruptPayload, "a block's range lies outside its segment's \(bytes.count) bytes")
+    /// A block's range `offset ..< offset + length` of a blob of `size` bytes, or an error when the range does not
+    /// lie inside it (the one check of a stored range, for whole and in-place reads alike).
+    static func range(offset: Int64, length: Int64, size: Int) throws -> Range<Int> {
+        guard offset >= 0, length >= 0, offset <= Int64(size) - length else {
+            throw StoreError(.corruptPayload, "a block's range lies outside its segment's \(size) bytes")
         }
-        return bytes[Int(offset)..<Int(offset + length)]
+        return Int(offset)..<Int(offset + length)
     }
 
     /// Ranges of segments' blobs read in place (no whole blob loaded), through one incremental-blob handle moved
-    /// from row to row. Close it (`close()`) before the connection's transaction ends.
+    /// from row to row. The handle closes when the reader goes out of scope: keep it inside the database access
+    /// that made it.
     struct Reader: ~Copyable {
         private let db: Database
         private var handle: OpaquePointer?
@@ -48,13 +50,12 @@ enum SegmentData {
             guard code == SQLITE_OK, let handle else {
                 throw StoreError(.corruptPayload, "the bytes of segment \(segment) are missing")
             }
-            let size = Int64(sqlite3_blob_bytes(handle))
-            guard offset >= 0, length >= 0, offset <= size - length else {
-                throw StoreError(.corruptPayload, "a block's range lies outside its segment's \(size) bytes")
+            let range = try SegmentData.range(offset: offset, length: length, size: Int(sqlite3_blob_bytes(handle)))
+            var bytes = [UInt8](repeating: 0, count: range.count)
+            guard !range.isEmpty else { return bytes[...] }
+            code = bytes.withUnsafeMutableBytes {
+                sqlite3_blob_read(handle, $0.baseAddress, Int32(range.count), Int32(range.lowerBound))
             }
-            var bytes = [UInt8](repeating: 0, count: Int(length))
-            guard length > 0 else { return bytes[...] }
-            code = bytes.withUnsafeMutableBytes { sqlite3_blob_read(handle, $0.baseAddress, Int32(length), Int32(offset)) }
             guard code == SQLITE_OK else {
                 throw StoreError(.corruptPayload, "the bytes of segment \(segment) could not be read (SQLite code \(code))")
             }
