@@ -67,10 +67,24 @@ public enum EventCodec: Sendable {
         guard let streamName = StreamName(stream) else {
             throw EventDecodingError(code: .wrongType, field: "stream", expected: streamExpectation, found: stream)
         }
+        return try decodePayload(value: value, id: id, stream: streamName, type: type, at: at)
+    }
+
+    /// Storage form → event, with the row's stream and type already resolved: a reader of many rows of one
+    /// stream (a query's fold input) resolves them once instead of once per row.
+    public static func decodePayload(
+        _ payload: [UInt8], id: String, stream: StreamName, type: EventType, at: Instant
+    ) throws(EventDecodingError) -> LedgerEvent {
+        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
+    }
+
+    static func decodePayload(value: JSONValue, id: String, stream: StreamName, type: EventType, at: Instant)
+        throws(EventDecodingError) -> LedgerEvent
+    {
         let root = try FieldReader(value, path: "")
         let source = try root.optionalEnum("source", Source.self) ?? .server
         let data = try decodeData(try root.object("data"), type: type)
-        return LedgerEvent(id: id, stream: streamName, at: at, source: source, data: data)
+        return LedgerEvent(id: id, stream: stream, at: at, source: source, data: data)
     }
 
     public static func decodePayload(

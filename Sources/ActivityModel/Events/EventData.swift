@@ -1,5 +1,5 @@
 /// The `data` of an event, one case per `EventType` (field names as SPEC §2).
-public enum EventData: Hashable, Sendable {
+public indirect enum EventData: Hashable, Sendable {
     case request(RequestData)
     case token(TokenData)
     case startToken(TokenData)

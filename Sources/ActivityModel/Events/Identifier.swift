@@ -32,8 +32,18 @@ public enum Identifier {
     /// The first control character of `text`, if any.
     public static func firstControlCharacter(_ text: String) -> Unicode.Scalar? {
         // Printable ASCII holds none: most names are checked on their bytes, without decoding a scalar.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return nil }
+        if isPrintableASCII(text) { return nil }
         return text.unicodeScalars.first { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
+    /// Whether every byte of `text` is printable ASCII (0x20–0x7E), read from its contiguous UTF-8 where it has
+    /// it (names are checked once per decoded event; the UTF-8 view's own iteration was ~2 % of a query).
+    static func isPrintableASCII(_ text: String) -> Bool {
+        let printable = text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte < 0x20 || byte >= 0x7F { return false }
+            return true
+        }
+        return printable ?? text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
     /// Whether `text` is in Unicode normalization form C (every ASCII text is).

@@ -24,7 +24,14 @@ public struct StreamName: Hashable, Sendable, CustomStringConvertible, Comparabl
     public init?(_ string: String) {
         let bytes = string.utf8
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        guard let kind = StreamKind(rawValue: String(decoding: bytes[..<colon], as: UTF8.self)) else { return nil }
+        let kind: StreamKind
+        // Not `StreamKind(rawValue:)`: its generic lookup showed once per decoded event in query profiles.
+        switch string[..<colon] {
+        case "activity": kind = .activity
+        case "channel": kind = .channel
+        case "installation": kind = .installation
+        default: return nil
+        }
         let id = String(decoding: bytes[bytes.index(after: colon)...], as: UTF8.self)
         guard !id.isEmpty, Identifier.firstControlCharacter(id) == nil else { return nil }
         self.init(kind: kind, id: id)

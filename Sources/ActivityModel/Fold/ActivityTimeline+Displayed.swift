@@ -27,7 +27,7 @@ extension ActivityTimeline {
     /// Pushes carrying the event `id`, recorded before `limit` (walk index).
     func attempts(for id: String, before limit: Int = .max) -> [Push] {
         guard let all = pushesByRef[id] else { return [] }
-        return limit == .max ? all : all.filter { $0.index < limit }
+        return all.compactMap { pushes[$0].index < limit ? pushes[$0] : nil }
     }
 
     /// The best attempt: any success wins; otherwise the latest failure's reason. Nil without attempts.
@@ -41,9 +41,9 @@ extension ActivityTimeline {
         guard let all = pushesByRef[id] else { return nil }
         var last: AttemptOutcome?
         // Recorded in walk order, so the first one at or past `limit` ends the attempts known before it.
-        for i in all.indices {
-            if all[i].index >= limit { break }
-            let result = outcome(of: all[i], carryingEnd: carryingEnd)
+        for p in all {
+            if pushes[p].index >= limit { break }
+            let result = outcome(of: pushes[p], carryingEnd: carryingEnd)
             if result == .success { return .success }
             last = result
         }
@@ -111,9 +111,11 @@ extension ActivityTimeline {
         var firstSuccess = first
         for d in deliveries.indices {
             guard let all = pushesByRef[deliveries[d].id], let earliest = all.first else { continue }
-            first[d] = earliest.index
-            if let success = all.first(where: { outcome(of: $0, carryingEnd: deliveries[d].endedActivity) == .success }) {
-                firstSuccess[d] = success.index
+            first[d] = pushes[earliest].index
+            if let success = all.first(where: {
+                outcome(of: pushes[$0], carryingEnd: deliveries[d].endedActivity) == .success
+            }) {
+                firstSuccess[d] = pushes[success].index
             }
         }
         attemptIndex = AttemptIndex(first: first, firstSuccess: firstSuccess)

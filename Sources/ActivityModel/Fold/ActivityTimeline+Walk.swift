@@ -71,8 +71,8 @@ extension ActivityTimeline {
                 counters.pushesToSupersededToken += 1
             }
             let push = Push(index: index, event: positioned, data: p, token: token, toSupersededToken: superseded)
+            pushesByRef[p.refersTo, default: []].append(pushes.count)
             pushes.append(push)
-            pushesByRef[p.refersTo, default: []].append(push)
             if p.status == 410, let token {
                 let from = p.apnsTimestamp ?? event.at
                 killers.insert(positioned.position)

@@ -134,10 +134,10 @@ extension ActivityTimeline {
             if !timeline.requestTooLarge {
                 var first = Int.max
                 var firstSuccess = Int.max
-                for push in timeline.pushesByRef[ActivityTimeline.eventID(timeline.requestEvent)] ?? [] {
-                    first = min(first, push.index)
-                    if timeline.outcome(of: push, carryingEnd: false) == .success {
-                        firstSuccess = min(firstSuccess, push.index)
+                for p in timeline.pushesByRef[ActivityTimeline.eventID(timeline.requestEvent)] ?? [] {
+                    first = min(first, timeline.pushes[p].index)
+                    if timeline.outcome(of: timeline.pushes[p], carryingEnd: false) == .success {
+                        firstSuccess = min(firstSuccess, timeline.pushes[p].index)
                     }
                 }
                 slots.append(

@@ -38,23 +38,27 @@ extension Ledger {
         for channel in try db.channels(following: key) {
             recorded += try db.events(stream: Self.stream(.channel, key: channel), hashes: hashes)
         }
-        return readable(recorded, Self.logged)
+        var decoder = StoredEventDecoder()
+        return readable(recorded) { try Self.logged($0, decoder: &decoder) }
     }
 
     /// `transform` of every row that decodes. A row that does not (only a file written before every door
     /// validated can hold one) is logged and left out, so one bad row never takes its activity, a list or the
     /// feed down with it.
     func readable<T>(_ recorded: [RecordedEvent], _ transform: (RecordedEvent) throws -> T) -> [T] {
-        recorded.compactMap { row in
+        var result: [T] = []
+        result.reserveCapacity(recorded.count)
+        // By index, each row lent to `transform` (a closure over each row copied it, ~2 % of a state's time).
+        for index in recorded.indices {
             do {
-                return try transform(row)
+                result.append(try transform(recorded[index]))
             } catch {
                 logger.error("a stored event does not decode; left out of the answer", metadata: [
-                    "ledger.position": "\(row.position)", "ledger.error": "\(error)",
+                    "ledger.position": "\(recorded[index].position)", "ledger.error": "\(error)",
                 ])
-                return nil
             }
         }
+        return result
     }
 
     /// What `ActivityFold.state` needs as of `asOf`: the events of `relevantEvents` with `at` ≤ asOf, decoded
@@ -64,7 +68,8 @@ extension Ledger {
         for channel in try db.channels(following: key) {
             recorded += try db.events(stream: Self.stream(.channel, key: channel), atMost: asOf.milliseconds)
         }
-        return readable(recorded) { PositionedEvent(position: $0.position, event: try ActivityProjector.decode($0)) }
+        var decoder = StoredEventDecoder()
+        return readable(recorded) { PositionedEvent(position: $0.position, event: try decoder.decode($0)) }
     }
 
     /// The stored stream name of a projection key (`app` U+001F `id` → `app` U+001F `kind:id`).
@@ -88,10 +93,15 @@ extension Ledger {
     }()
 
     static func logged(_ recorded: RecordedEvent) throws -> LoggedEvent {
+        var decoder = StoredEventDecoder()
+        return try logged(recorded, decoder: &decoder)
+    }
+
+    static func logged(_ recorded: RecordedEvent, decoder: inout StoredEventDecoder) throws -> LoggedEvent {
         LoggedEvent(
             position: recorded.position, version: recorded.version,
             recordedAt: Instant(milliseconds: recorded.recordedAt), hash: recorded.hash,
-            event: try ActivityProjector.decode(recorded)
+            event: try decoder.decode(recorded)
         )
     }
 

@@ -17,7 +17,11 @@ public enum Namespaced {
     /// The app and the bare name of a stored name.
     public static func split(_ stored: String) -> (app: String, name: String) {
         let bytes = stored.utf8
-        guard let cut = bytes.firstIndex(of: separator) else { return ("", stored) }
+        // On the bytes themselves where the string has them in one piece (a native string always does): the
+        // UTF-8 view's own search steps an index at a time (~2 % of a query's decoding, once per stored event).
+        let offset = bytes.withContiguousStorageIfAvailable { $0.firstIndex(of: separator) }
+        let found = offset.map { $0.map { bytes.index(bytes.startIndex, offsetBy: $0) } } ?? bytes.firstIndex(of: separator)
+        guard let cut = found else { return ("", stored) }
         return (String(decoding: bytes[..<cut], as: UTF8.self), String(decoding: bytes[bytes.index(after: cut)...], as: UTF8.self))
     }
 

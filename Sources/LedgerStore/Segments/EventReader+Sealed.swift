@@ -38,24 +38,24 @@ extension EventReader {
                 let first = statement.int64(at: 7)
                 let last = statement.int64(at: 8)
                 let dictionary = try statement.optionalInt64(at: 9).map { try decoder.loaded($0, db: db) }
-                var kept: [RecordedEvent]
+                let start = events.count
                 do {
                     let block = try RawSegment.block(statement, db: db, names: &names) { offset, length in
                         try packed.read(segment: first, offset: offset, length: length)
                     }
-                    kept = try RawSegment.events(
-                        of: block, first: first, last: last, dictionary: dictionary, decoder: decoder, keep: filter)
+                    try RawSegment.append(
+                        of: block, first: first, last: last, dictionary: dictionary, decoder: decoder, keep: filter,
+                        to: &events)
                 } catch let error as StoreError {
                     throw RowDecodingError(position: first, error: error).storeError
                 }
-                if hashes, !kept.isEmpty {
+                if hashes, events.count > start {
                     let chain = try segmentHashes(db, first: first, decoder: decoder)
-                    for index in kept.indices {
-                        let offset = Int(kept[index].position - first) * 32
-                        kept[index].hash = Array(chain[offset..<(offset + 32)])
+                    for index in start..<events.count {
+                        let offset = Int(events[index].position - first) * 32
+                        events[index].hash = Array(chain[offset..<(offset + 32)])
                     }
                 }
-                events += kept
             }
         }
         return events

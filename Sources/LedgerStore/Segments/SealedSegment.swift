@@ -144,12 +144,22 @@ struct RawSegment: Sendable {
         keep: (EventView) -> Bool = { _ in true }
     ) throws -> [RecordedEvent] {
         var events: [RecordedEvent] = []
-        events.reserveCapacity(Int(clamping: min(max(block.lastVersion - block.firstVersion + 1, 0), last - first + 1)))
+        try append(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder, keep: keep, to: &events)
+        return events
+    }
+
+    /// `events(of:…)` appended to `events` (a reader of several blocks builds one array: appending each block's
+    /// array to it copied every event once more).
+    static func append(
+        of block: Block, first: Int64, last: Int64, dictionary: DecompressionDictionary?, decoder: PayloadDecoder,
+        keep: (EventView) -> Bool, to events: inout [RecordedEvent]
+    ) throws {
+        events.reserveCapacity(
+            events.count + Int(clamping: min(max(block.lastVersion - block.firstVersion + 1, 0), last - first + 1)))
         try forEachRecord(of: block, first: first, last: last, dictionary: dictionary, decoder: decoder) { record in
             let view = view(of: record, in: block)
             if keep(view) { events.append(view.recorded()) }
         }
-        return events
     }
 
     /// A record of `block` as an event view (its stream and version from the block's row).

@@ -105,11 +105,21 @@ struct EventReader {
         let sealed =
             through == 0 ? [] : try sealedEvents(db, stream: streamID, fromVersion: fromVersion, hashes: hashes)
         let sql = Self.columns + " WHERE e.stream = ? AND e.version >= ? AND e.position > ? ORDER BY e.version"
-        return try sealed + fetch(db, sql: sql, stream: (streamID, stream)) {
+        return Self.joined(sealed, try fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(fromVersion, at: 2)
             $0.bind(through, at: 3)
-        }
+        })
+    }
+
+    /// A stream's sealed events, then its rows: without a copy of the one that is empty (most streams are all
+    /// sealed or all rows; `+` copied every sealed event of a query once more).
+    static func joined(_ sealed: consuming [RecordedEvent], _ rows: consuming [RecordedEvent]) -> [RecordedEvent] {
+        if rows.isEmpty { return sealed }
+        if sealed.isEmpty { return rows }
+        var all = sealed
+        all += rows
+        return all
     }
 
     /// Like `events(_:stream:fromVersion:)`, only the events with `at` ≤ `atMost`: later rows are never
@@ -120,11 +130,11 @@ struct EventReader {
         let through = try Self.sealedThrough(db)
         let sealed = through == 0 ? [] : try sealedEvents(db, stream: streamID, atMost: atMost)
         let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
-        return try sealed + fetch(db, sql: sql, stream: (streamID, stream)) {
+        return Self.joined(sealed, try fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(atMost, at: 2)
             $0.bind(through, at: 3)
-        }
+        })
     }
 
     func event(_ db: Database, position: Int64) throws -> RecordedEvent? {
