@@ -135,6 +135,15 @@ struct BadInputTests {
                 "/v1/batches", key: service.ingest,
                 #"{"events":[{"stream":"activity:\ud800","type":"request","at":1,"data":{}}]}"#)
             #expect(surrogate.errorCode == "malformedJSON" && surrogate.errorMessage.contains("surrogate at byte"), "\(surrogate.text)")
+            // A resync snapshot goes through the generated decoder: its malformed bodies are located too.
+            for (body, problem) in [
+                (#"{"at":"#, "unexpected end of input at byte 6"), (#"{"at":1}x"#, "unexpected data after the JSON value at byte 8"),
+                (#"{"at":1,"activities":[tru]}"#, "invalid literal at byte 22"),
+            ] {
+                let resync = try await client.post("/v1/resync", key: service.ingest, body)
+                #expect(resync.status == 400 && resync.errorCode == "malformedJSON", "\(body): \(resync.text)")
+                #expect(resync.errorMessage == "malformed JSON: \(problem)", "\(body): \(resync.text)")
+            }
             // A version that is no stream version is named, not "malformed JSON".
             for version in ["0.5", "9223372036854775808", "-1", "\"3\""] {
                 let event = #"{"stream":"activity:V1","type":"request","at":1,"data":{}}"#

@@ -33,6 +33,11 @@ struct APIError: Error, Sendable, HTTPResponseError {
         Self(status: .badRequest, code: "badRequest", message: message, field: field)
     }
 
+    /// A body that is not JSON, with where and why (`JSONParseError`: "… at byte N").
+    static func malformedJSON(_ problem: JSONParseError) -> Self {
+        Self(status: .badRequest, code: "malformedJSON", message: "malformed JSON: \(problem)")
+    }
+
     static func invalidParameter(_ name: String, _ message: String) -> Self {
         Self(status: .badRequest, code: "invalidParameter", message: "parameter '\(name)': \(message)", field: name)
     }

@@ -64,9 +64,7 @@ struct RawAppendMiddleware<Context: RequestContext>: RouterMiddleware {
         case .success(let value): document = value
         case .failure(let error):
             // Where and why, rather than the generated decoder's "The given data was not valid JSON."
-            var refused = APIError.badRequest("malformed JSON: \(error)")
-            refused.code = "malformedJSON"
-            throw refused
+            throw APIError.malformedJSON(error)
         }
         let parsed: RawAppendBody?
         switch route {

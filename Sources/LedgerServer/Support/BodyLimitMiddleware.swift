@@ -1,3 +1,4 @@
+import ActivityModel
 import Hummingbird
 import NIOCore
 
@@ -13,11 +14,23 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError.tooLarge(limit: maxBytes)
         }
         var request = request
+        let body: ByteBuffer
         do {
-            _ = try await request.collectBody(upTo: maxBytes)
+            body = try await request.collectBody(upTo: maxBytes)
         } catch is NIOTooManyBytesError {
             throw APIError.tooLarge(limit: maxBytes)
         }
-        return try await next(request, context)
+        do {
+            return try await next(request, context)
+        } catch {
+            // The generated decoder words every body that is not JSON "The given data was not valid JSON." (a
+            // resync snapshot): where and why come from the ledger's parser, run on the body only then.
+            if APIErrorMiddleware<Context>.apiError(for: error).code == "malformedJSON",
+                case .failure(let problem) = RawAppendBody.parsed(body)
+            {
+                throw APIError.malformedJSON(problem)
+            }
+            throw error
+        }
     }
 }
