@@ -88,6 +88,43 @@ struct NewFileTests {
         #expect(left.isEmpty, "\(left)")
     }
 
+    @Test("a writer killed with -9 leaves a temporary file; the next run to that destination removes it", arguments: ["replay", "backup"])
+    func killedWriterCleanedUp(command: String) async throws {
+        let db = try ledger("killed-\(command)", activities: 400)
+        let into = directory.file("\(command)-killed.sqlite")
+        let arguments = command == "replay"
+            ? ["replay", "--db", db, "--position", "1000000", "--into", into] : ["backup", "--db", db, "--into", into]
+        let runner = try #require(CommandRunner("activity-ledger"))
+        let process = Process()
+        process.executableURL = runner.executable
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .milliseconds(150))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: into)  // when it finished first
+        // Planted too, whether or not the kill left one: a dead writer's (`true` has exited) and a live one's (this
+        // test process is alive; its file is not the command's to remove).
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        let name = URL(fileURLWithPath: into).lastPathComponent
+        let dead = directory.file(".\(name).partial-\(exited.processIdentifier)")
+        let live = directory.file(".\(name).partial-\(getpid())")
+        for path in [dead, dead + "-wal", live] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("left".utf8)))
+        }
+        let rerun = try cli(arguments)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try cli(["verify", "--db", into]).status == 0)
+        let left = try hidden()
+        #expect(left == [URL(fileURLWithPath: live).lastPathComponent], "\(left)")
+        try FileManager.default.removeItem(atPath: live)
+    }
+
     @Test("a failure to make the new file is named by its option and path, not by the source ledger")
     func namedByOption() throws {
         let db = try ledger("small", activities: 2)

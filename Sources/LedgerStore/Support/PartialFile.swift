@@ -58,8 +58,27 @@ public struct PartialFile: Sendable {
         var name = url.lastPathComponent
         while name.utf8.count > 200 { name.removeLast() }
         self.destination = destination
-        path = url.deletingLastPathComponent().appendingPathComponent(".\(name).partial-\(getpid())").path
+        let folder = url.deletingLastPathComponent()
+        path = folder.appendingPathComponent(".\(name).partial-\(getpid())").path
         Self.registered.withLock { _ = $0.insert(path) }
+        Self.removeAbandoned(in: folder.path, prefix: ".\(name).partial-")
+    }
+
+    /// Removes the temporary files a killed writer of the same destination left (`kill -9`, a crash: no signal
+    /// handler runs): those named after a process that no longer exists. A live process's file is left alone, as
+    /// is any name that does not parse; a process id reused since only keeps a stale file until the next run.
+    static func removeAbandoned(in folder: String, prefix: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            let suffix = rest.dropFirst(digits.count)
+            guard let pid = pid_t(digits), pid > 0, pid != getpid(),
+                ["", "-wal", "-shm", "-journal"].contains(String(suffix)),
+                kill(pid, 0) == -1, errno == ESRCH
+            else { continue }
+            unlink(folder + "/" + name)
+        }
     }
 
     /// Moves the complete file (closed, its WAL folded in) to the destination, which must not exist.
