@@ -1,18 +1,32 @@
 /// Reads the fields of one JSON object, producing `EventDecodingError`s that name the full field path.
 struct FieldReader {
     let object: JSONObject
-    let path: String
+    /// The path is `prefix`.`key` (or `prefix` alone), joined only when asked: a field path is needed for errors,
+    /// and joining one for every nested object decoded was ~2 % of a query's decoding.
+    private let prefix: String
+    private let key: String?
+
+    var path: String { key.map { prefix.isEmpty ? $0 : "\(prefix).\($0)" } ?? prefix }
 
     init(_ value: JSONValue, path: String) throws(EventDecodingError) {
+        try self.init(value, prefix: path, key: nil)
+    }
+
+    private init(_ value: JSONValue, prefix: String, key: String?) throws(EventDecodingError) {
+        self.prefix = prefix
+        self.key = key
         guard case .object(let object) = value else {
+            let path = key.map { prefix.isEmpty ? $0 : "\(prefix).\($0)" } ?? prefix
             throw EventDecodingError(
                 code: .wrongType, field: path.isEmpty ? "$" : path, expected: "an object", found: value.kindName)
         }
         self.object = object
-        self.path = path
     }
 
-    func fieldPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    func fieldPath(_ key: String) -> String {
+        let path = path
+        return path.isEmpty ? key : "\(path).\(key)"
+    }
 
     /// The value, or nil when absent or JSON null (optional fields may be sent as null).
     func optional(_ key: String) -> JSONValue? {
@@ -79,7 +93,7 @@ struct FieldReader {
     }
 
     func object(_ key: String) throws(EventDecodingError) -> FieldReader {
-        try FieldReader(try required(key, expected: "an object"), path: fieldPath(key))
+        try FieldReader(try required(key, expected: "an object"), prefix: path, key: key)
     }
 
     func int(_ key: String, expected: String = "an integer") throws(EventDecodingError) -> Int64 {
@@ -97,11 +111,12 @@ struct FieldReader {
     func optionalDouble(_ key: String) throws(EventDecodingError) -> Double? {
         guard let value = optional(key) else { return nil }
         guard case .number(let n) = value else { throw wrong(key, "a number", value) }
-        guard n.doubleValue.isFinite else {
+        let double = n.doubleValue
+        guard double.isFinite else {
             // 1e400 is a JSON number, but not one a Double (nor ActivityKit) can hold.
             throw EventDecodingError(code: .wrongType, field: fieldPath(key), expected: "a finite number", found: "a number out of range")
         }
-        return n.doubleValue
+        return double
     }
 
     /// A time: RFC 3339 string or Unix seconds.
