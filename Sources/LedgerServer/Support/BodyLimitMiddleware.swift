@@ -25,7 +25,11 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             // The generated decoder words every body that is not JSON "The given data was not valid JSON." (a
             // resync snapshot): where and why come from the ledger's parser, run on the body only then.
-            if APIErrorMiddleware<Context>.apiError(for: error).code == "malformedJSON",
+            // Only for a body sent: a query parameter the generated decoder could not read is worded "malformed
+            // JSON" too, and named by `APIErrorMiddleware` from the query.
+            if body.readableBytes > 0,
+                APIErrorMiddleware<Context>.queryParameterError(for: error, query: request.uri.query) == nil,
+                APIErrorMiddleware<Context>.apiError(for: error).code == "malformedJSON",
                 case .failure(let problem) = RawAppendBody.parsed(body)
             {
                 throw APIError.malformedJSON(problem)
