@@ -39,7 +39,7 @@ enum ProjectionDecoder {
         mutating func resolve(_ stream: String) -> (name: StreamName?, app: String) {
             if stream != stored {
                 let (app, name) = Namespaced.split(stream)
-                resolved = (streamName(name), app)
+                resolved = (StreamName(name), app)
                 stored = stream
             }
             return resolved
@@ -48,14 +48,14 @@ enum ProjectionDecoder {
 
     /// The fast path alone: nil when it cannot decide. Its names are the app's own (not qualified).
     static func fast(_ recorded: RecordedEvent) -> ProjectionEvent? {
-        guard let stream = streamName(Namespaced.name(recorded.stream)) else { return nil }
+        guard let stream = StreamName(Namespaced.name(recorded.stream)) else { return nil }
         return recorded.payload.withUnsafeBufferPointer { payload in
             fast(type: recorded.type, stream: stream, at: recorded.at, payload: payload, owner: recorded.payload)
         }
     }
 
     static func fast(_ view: EventView) -> ProjectionEvent? {
-        fast(view, stream: streamName(Namespaced.name(view.stream)))
+        fast(view, stream: StreamName(Namespaced.name(view.stream)))
     }
 
     /// `fast(_:)` of a view whose stream the caller resolved (`StreamMemo`).
@@ -74,22 +74,6 @@ enum ProjectionDecoder {
         guard let type = eventType(type) else { return nil }
         var reader = PayloadReader(payload, owner: owner)
         return try? reader.event(type: type, stream: stream, at: at)
-    }
-
-    /// `StreamName(_:)` without its generic lookups: kind before the first colon, a non-empty id after it.
-    static func streamName(_ name: String) -> StreamName? {
-        let utf8 = name.utf8
-        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let kind: StreamKind
-        switch name[..<colon] {
-        case "activity": kind = .activity
-        case "channel": kind = .channel
-        case "installation": kind = .installation
-        default: return nil
-        }
-        let id = String(decoding: utf8[utf8.index(after: colon)...], as: UTF8.self)
-        guard !id.isEmpty else { return nil }
-        return StreamName(kind: kind, id: id)
     }
 
     /// `EventType(rawValue:)`, most frequent first (the generic lookup showed in rebuild profiles).
