@@ -6,7 +6,10 @@ struct FieldReader {
     private let prefix: String
     private let key: String?
 
-    var path: String { key.map { prefix.isEmpty ? $0 : "\(prefix).\($0)" } ?? prefix }
+    var path: String { key.map { Self.joined(prefix, $0) } ?? prefix }
+
+    /// `key` under `path` (`data` + `content` → `data.content`; at the root, `key` alone).
+    private static func joined(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     init(_ value: JSONValue, path: String) throws(EventDecodingError) {
         try self.init(value, prefix: path, key: nil)
@@ -16,17 +19,14 @@ struct FieldReader {
         self.prefix = prefix
         self.key = key
         guard case .object(let object) = value else {
-            let path = key.map { prefix.isEmpty ? $0 : "\(prefix).\($0)" } ?? prefix
+            let path = key.map { Self.joined(prefix, $0) } ?? prefix
             throw EventDecodingError(
                 code: .wrongType, field: path.isEmpty ? "$" : path, expected: "an object", found: value.kindName)
         }
         self.object = object
     }
 
-    func fieldPath(_ key: String) -> String {
-        let path = path
-        return path.isEmpty ? key : "\(path).\(key)"
-    }
+    func fieldPath(_ key: String) -> String { Self.joined(path, key) }
 
     /// The value, or nil when absent or JSON null (optional fields may be sent as null).
     func optional(_ key: String) -> JSONValue? {

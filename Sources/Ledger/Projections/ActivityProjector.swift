@@ -104,19 +104,13 @@ final class ActivityProjector: InlineProjector {
 /// split and parsed once for the run instead of once per row (with the type's name, ~7 % of a `state --at` of a
 /// 100-event activity).
 struct StoredEventDecoder {
-    /// The last stored stream name and what `StreamName(_:)` (with its checks) made of its bare name.
-    private var stored: String?
-    private var resolved: StreamName?
+    private var streams = ProjectionDecoder.StreamMemo()
 
     init() {}
 
     mutating func decode(_ recorded: RecordedEvent) throws -> LedgerEvent {
         do {
-            if recorded.stream != stored {
-                stored = recorded.stream
-                resolved = StreamName(Namespaced.name(recorded.stream))
-            }
-            let stream = resolved
+            let stream = streams.resolve(recorded.stream).name
             let at = Instant(milliseconds: recorded.at)
             let id = Namespaced.name(recorded.id)
             if let stream, let type = ProjectionDecoder.eventType(recorded.type) {

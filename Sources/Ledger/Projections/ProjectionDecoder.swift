@@ -29,7 +29,7 @@ enum ProjectionDecoder {
 
     /// A stored stream name split into its app and its `StreamName`, kept while the next events have the same
     /// stream: a sealed block lends all its events with one string, so most events compare it and split nothing
-    /// (splitting it per event was ~5 % of a sealed rebuild). One per thread: it is the scan's transform's state.
+    /// (splitting it per event was ~5 % of a sealed rebuild). One per reader: a scan's transform, a query's decoder.
     struct StreamMemo {
         private var stored: String?
         private var resolved: (name: StreamName?, app: String) = (nil, "")

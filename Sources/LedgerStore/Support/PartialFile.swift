@@ -74,7 +74,7 @@ public struct PartialFile: Sendable {
             let digits = rest.prefix { $0.isASCII && $0.isNumber }
             let suffix = rest.dropFirst(digits.count)
             guard let pid = pid_t(digits), pid > 0, pid != getpid(),
-                ["", "-wal", "-shm", "-journal"].contains(String(suffix)),
+                companions.contains(String(suffix)),
                 kill(pid, 0) == -1, errno == ESRCH
             else { continue }
             unlink(folder + "/" + name)
@@ -109,8 +109,11 @@ public struct PartialFile: Sendable {
     /// The temporary files of this process not yet published or removed.
     private static let registered = Mutex<Set<String>>([])
 
+    /// The file's own name and SQLite's companions of it.
+    private static let companions = ["", "-wal", "-shm", "-journal"]
+
     private static func unlinkAll(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        for suffix in companions { unlink(path + suffix) }
     }
 
     /// From now on SIGINT and SIGTERM remove this process's temporary files before it exits (status 128 + signal), as
