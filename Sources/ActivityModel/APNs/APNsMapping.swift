@@ -20,7 +20,7 @@ public enum APNsMapping: Sendable {
         let event = try aps.requiredEnum("event", APSPayload.Event.self)
         let timestamp = try aps.int("timestamp", expected: "an integer number of Unix seconds")
         var content: ActivityContent?
-        if let state = aps.optional("content-state") {
+        if let state = try aps.optional("content-state") {
             guard case .object = state else { throw aps.wrong("content-state", "an object", state) }
             content = ActivityContent(
                 state: state, staleDate: try unixSeconds(aps, "stale-date"),
@@ -37,7 +37,7 @@ public enum APNsMapping: Sendable {
             attributes = value
         }
         var inputPushToken = false
-        if let value = aps.optional("input-push-token") {
+        if let value = try aps.optional("input-push-token") {
             switch value {
             case .number(let n): inputPushToken = n.int64Value == 1
             case .bool(let b): inputPushToken = b
@@ -52,7 +52,7 @@ public enum APNsMapping: Sendable {
     }
 
     static func unixSeconds(_ reader: FieldReader, _ key: String) throws(EventDecodingError) -> Instant? {
-        guard let value = reader.optional(key) else { return nil }
+        guard let value = try reader.optional(key) else { return nil }
         guard case .number(let n) = value, let seconds = n.int64Value else {
             throw reader.wrong(key, "an integer number of Unix seconds", value)
         }

@@ -15,7 +15,7 @@ extension EventCodec {
                     priority: try decodePriority(data, "priority")))
         case .end:
             let content: ActivityContent? =
-                if data.optional("content") != nil { try decodeContent(try data.object("content")) } else { nil }
+                if try data.optional("content") != nil { try decodeContent(try data.object("content")) } else { nil }
             return .end(
                 EndData(
                     content: content,
@@ -52,7 +52,7 @@ extension EventCodec {
         guard case .object = attributes else { throw data.wrong("attributes", "an object", attributes) }
         let content = try decodeContent(try data.object("content"))
         var pushType: PushType?
-        if let value = data.optional("pushType") {
+        if let value = try data.optional("pushType") {
             let expected = "\"none\", \"token\" or {\"channel\": id}"
             switch value {
             case .string("none"): pushType = PushType.none
@@ -75,10 +75,17 @@ extension EventCodec {
     }
 
     static func decodeContent(_ content: FieldReader) throws(EventDecodingError) -> ActivityContent {
-        let state = try content.required("state", expected: "an object")
-        guard case .object = state else { throw content.wrong("state", "an object", state) }
+        // A stored payload's state stays text until something reads it (most of a fold's contents are never shown).
+        let state: LazyJSON
+        if let stored = content.storedObject("state") {
+            state = stored
+        } else {
+            let value = try content.required("state", expected: "an object")
+            guard case .object = value else { throw content.wrong("state", "an object", value) }
+            state = LazyJSON(value)
+        }
         return ActivityContent(
-            state: state, staleDate: try content.optionalInstant("staleDate"),
+            storedState: state, staleDate: try content.optionalInstant("staleDate"),
             relevanceScore: try content.optionalDouble("relevanceScore"))
     }
 
@@ -101,21 +108,22 @@ extension EventCodec {
     }
 
     static func decodeAlert(_ data: FieldReader) throws(EventDecodingError) -> Alert? {
-        guard data.optional("alert") != nil else { return nil }
+        guard try data.optional("alert") != nil else { return nil }
         let alert = try data.object("alert")
         for key in ["title", "body"] {
-            if let value = alert.optional(key) {
+            if let value = try alert.optional(key) {
                 switch value {
                 case .string, .object: break
                 default: throw alert.wrong(key, "a string or a localized-alert object", value)
                 }
             }
         }
-        return Alert(title: alert.optional("title"), body: alert.optional("body"), sound: try alert.optionalString("sound"))
+        return Alert(
+            title: try alert.optional("title"), body: try alert.optional("body"), sound: try alert.optionalString("sound"))
     }
 
     static func decodeDismissalPolicy(_ data: FieldReader) throws(EventDecodingError) -> DismissalPolicy? {
-        guard let value = data.optional("dismissalPolicy") else { return nil }
+        guard let value = try data.optional("dismissalPolicy") else { return nil }
         let expected = "\"default\", \"immediate\" or {\"after\": time}"
         switch value {
         case .string("default"): return .default
@@ -140,7 +148,7 @@ extension EventCodec {
                 found: String(status))
         }
         var apnsTimestamp: Instant?
-        if let value = data.optional("apnsTimestamp") {
+        if let value = try data.optional("apnsTimestamp") {
             let expected = "Unix milliseconds or an RFC 3339 time"
             switch value {
             case .number(let n):

@@ -51,23 +51,36 @@ public enum EventCodec: Sendable {
     }
 
     /// Storage form → event: `payload` is `{"source":…,"data":…}`, the rest comes from the row's columns.
+    ///
+    /// The payload is read in place (`JSONObjectText`): only the values the event keeps are made. One that is not
+    /// a valid JSON object is parsed whole instead, so that its error reads as any other malformed JSON's.
     public static func decodePayload(
         _ payload: some Collection<UInt8>, id: String, stream: String, type: String, at: Instant
     ) throws(EventDecodingError) -> LedgerEvent {
-        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
+        let result = payload.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(EventDecodingError) -> LedgerEvent in
+                try decodePayload(buffer: buffer, id: id, stream: stream, type: type, at: at)
+            }
+        }
+        if let result { return try result.get() }
+        return try decodePayload(Array(payload), id: id, stream: stream, type: type, at: at)
     }
 
-    static func decodePayload(value: JSONValue, id: String, stream: String, type: String, at: Instant)
-        throws(EventDecodingError) -> LedgerEvent
-    {
-        guard let type = EventType(rawValue: type) else {
-            throw EventDecodingError(
-                code: .unknownType, field: "type", expected: FieldReader.oneOf(EventType.self), found: "\"\(type)\"")
+    public static func decodePayload(
+        _ payload: [UInt8], id: String, stream: String, type: String, at: Instant
+    ) throws(EventDecodingError) -> LedgerEvent {
+        let result = payload.withUnsafeBufferPointer { buffer in
+            Result { () throws(EventDecodingError) -> LedgerEvent in
+                try decodePayload(buffer: buffer, owner: payload, id: id, stream: stream, type: type, at: at)
+            }
         }
-        guard let streamName = StreamName(stream) else {
-            throw EventDecodingError(code: .wrongType, field: "stream", expected: streamExpectation, found: stream)
-        }
-        return try decodePayload(value: value, id: id, stream: streamName, type: type, at: at)
+        return try result.get()
+    }
+
+    public static func decodePayload(
+        _ payload: UnsafeRawBufferPointer, id: String, stream: String, type: String, at: Instant
+    ) throws(EventDecodingError) -> LedgerEvent {
+        try decodePayload(buffer: payload.bindMemory(to: UInt8.self), id: id, stream: stream, type: type, at: at)
     }
 
     /// Storage form → event, with the row's stream and type already resolved: a reader of many rows of one
@@ -75,28 +88,53 @@ public enum EventCodec: Sendable {
     public static func decodePayload(
         _ payload: [UInt8], id: String, stream: StreamName, type: EventType, at: Instant
     ) throws(EventDecodingError) -> LedgerEvent {
-        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
+        let result = payload.withUnsafeBufferPointer { buffer in
+            Result { () throws(EventDecodingError) -> LedgerEvent in
+                try decodePayload(
+                    root: try payloadReader(buffer, owner: payload), id: id, stream: stream, type: type, at: at)
+            }
+        }
+        return try result.get()
     }
 
-    static func decodePayload(value: JSONValue, id: String, stream: StreamName, type: EventType, at: Instant)
+    private static func decodePayload(
+        buffer: UnsafeBufferPointer<UInt8>, owner: [UInt8]? = nil, id: String, stream: String, type: String,
+        at: Instant
+    ) throws(EventDecodingError) -> LedgerEvent {
+        let root = try payloadReader(buffer, owner: owner)
+        guard let type = EventType(rawValue: type) else {
+            throw EventDecodingError(
+                code: .unknownType, field: "type", expected: FieldReader.oneOf(EventType.self), found: "\"\(type)\"")
+        }
+        guard let streamName = StreamName(stream) else {
+            throw EventDecodingError(code: .wrongType, field: "stream", expected: streamExpectation, found: stream)
+        }
+        return try decodePayload(root: root, id: id, stream: streamName, type: type, at: at)
+    }
+
+    /// The payload's object read in place, or (not a valid JSON object) parsed, which throws the parser's error.
+    /// `owner` is the array `buffer` lies in, if any (a state kept as text then keeps it instead of a copy).
+    private static func payloadReader(_ buffer: UnsafeBufferPointer<UInt8>, owner: [UInt8]? = nil)
+        throws(EventDecodingError) -> FieldReader
+    {
+        if let text = JSONObjectText.whole(buffer, owner: owner) { return FieldReader(text: text, path: "") }
+        return try FieldReader(try parse(buffer), path: "")
+    }
+
+    /// The storage form's rules over a parsed tree (what a payload that is not one valid JSON object gets; the
+    /// tests hold the in-place reading to it).
+    static func decodePayload(parsed value: JSONValue, id: String, stream: StreamName, type: EventType, at: Instant)
         throws(EventDecodingError) -> LedgerEvent
     {
-        let root = try FieldReader(value, path: "")
+        try decodePayload(root: try FieldReader(value, path: ""), id: id, stream: stream, type: type, at: at)
+    }
+
+    private static func decodePayload(root: FieldReader, id: String, stream: StreamName, type: EventType, at: Instant)
+        throws(EventDecodingError) -> LedgerEvent
+    {
         let source = try root.optionalEnum("source", Source.self) ?? .server
         let data = try decodeData(try root.object("data"), type: type)
         return LedgerEvent(id: id, stream: stream, at: at, source: source, data: data)
-    }
-
-    public static func decodePayload(
-        _ payload: [UInt8], id: String, stream: String, type: String, at: Instant
-    ) throws(EventDecodingError) -> LedgerEvent {
-        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
-    }
-
-    public static func decodePayload(
-        _ payload: UnsafeRawBufferPointer, id: String, stream: String, type: String, at: Instant
-    ) throws(EventDecodingError) -> LedgerEvent {
-        try decodePayload(value: try parse(payload), id: id, stream: stream, type: type, at: at)
     }
 
     static let streamExpectation = "activity:<id>, installation:<id> or channel:<id>"

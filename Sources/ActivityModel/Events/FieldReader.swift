@@ -1,6 +1,15 @@
 /// Reads the fields of one JSON object, producing `EventDecodingError`s that name the full field path.
+///
+/// The object is a tree (`JSONValue`) or, for a stored payload, text read in place (`JSONObjectText`): a member's
+/// value is then made only when asked for, and a nested object is read in place too. The field rules are the same
+/// for both; only where a value comes from differs.
 struct FieldReader {
-    let object: JSONObject
+    private enum Members {
+        case tree(JSONObject)
+        case text(JSONObjectText)
+    }
+
+    private let members: Members
     /// The path is `prefix`.`key` (or `prefix` alone), joined only when asked: a field path is needed for errors,
     /// and joining one for every nested object decoded was ~2 % of a query's decoding.
     private let prefix: String
@@ -15,27 +24,61 @@ struct FieldReader {
         try self.init(value, prefix: path, key: nil)
     }
 
-    private init(_ value: JSONValue, prefix: String, key: String?) throws(EventDecodingError) {
+    /// A stored payload's object, read in place.
+    init(text: JSONObjectText, path: String) {
+        self.init(members: .text(text), prefix: path, key: nil)
+    }
+
+    private init(members: Members, prefix: String, key: String?) {
+        self.members = members
         self.prefix = prefix
         self.key = key
+    }
+
+    private init(_ value: JSONValue, prefix: String, key: String?) throws(EventDecodingError) {
         guard case .object(let object) = value else {
             let path = key.map { Self.joined(prefix, $0) } ?? prefix
             throw EventDecodingError(
                 code: .wrongType, field: path.isEmpty ? "$" : path, expected: "an object", found: value.kindName)
         }
-        self.object = object
+        self.init(members: .tree(object), prefix: prefix, key: key)
     }
 
     func fieldPath(_ key: String) -> String { Self.joined(path, key) }
 
     /// The value, or nil when absent or JSON null (optional fields may be sent as null).
-    func optional(_ key: String) -> JSONValue? {
-        guard let value = object[key], !value.isNull else { return nil }
-        return value
+    func optional(_ key: String) throws(EventDecodingError) -> JSONValue? {
+        switch members {
+        case .tree(let object):
+            guard let value = object[key], !value.isNull else { return nil }
+            return value
+        case .text(let text):
+            guard let member = text.member(key), !text.isNull(member) else { return nil }
+            return try Self.made(text, member)
+        }
+    }
+
+    /// `text`'s member as a value; it was validated when `text` was read, so a failure here means the scanner and
+    /// the parser disagree, reported as the parser's error.
+    private static func made(_ text: JSONObjectText, _ member: JSONObjectText.Member) throws(EventDecodingError) -> JSONValue {
+        do {
+            return try text.value(member)
+        } catch {
+            throw EventDecodingError(code: .malformedJSON, field: "", expected: error.description)
+        }
+    }
+
+    /// An object member kept as its text, to be parsed only if read (`LazyJSON`); nil when this object is a tree,
+    /// or when the member is absent or not an object (`required` then words the error).
+    func storedObject(_ key: String) -> LazyJSON? {
+        guard case .text(let text) = members, let member = text.member(key),
+            text.bytes[member.value.lowerBound] == UInt8(ascii: "{")
+        else { return nil }
+        return text.text(member)
     }
 
     func required(_ key: String, expected: @autoclosure () -> String) throws(EventDecodingError) -> JSONValue {
-        guard let value = optional(key) else {
+        guard let value = try optional(key) else {
             throw EventDecodingError(code: .missingField, field: fieldPath(key), expected: expected())
         }
         return value
@@ -87,13 +130,16 @@ struct FieldReader {
     }
 
     func optionalString(_ key: String) throws(EventDecodingError) -> String? {
-        guard let value = optional(key) else { return nil }
+        guard let value = try optional(key) else { return nil }
         guard case .string(let s) = value else { throw wrong(key, "a string", value) }
         return s
     }
 
     func object(_ key: String) throws(EventDecodingError) -> FieldReader {
-        try FieldReader(try required(key, expected: "an object"), prefix: path, key: key)
+        if case .text(let text) = members, let member = text.member(key), let object = text.object(member) {
+            return FieldReader(members: .text(object), prefix: path, key: key)
+        }
+        return try FieldReader(try required(key, expected: "an object"), prefix: path, key: key)
     }
 
     func int(_ key: String, expected: String = "an integer") throws(EventDecodingError) -> Int64 {
@@ -103,13 +149,13 @@ struct FieldReader {
     }
 
     func optionalInt(_ key: String, expected: String = "an integer") throws(EventDecodingError) -> Int64? {
-        guard let value = optional(key) else { return nil }
+        guard let value = try optional(key) else { return nil }
         guard case .number(let n) = value, let int = n.int64Value else { throw wrong(key, expected, value) }
         return int
     }
 
     func optionalDouble(_ key: String) throws(EventDecodingError) -> Double? {
-        guard let value = optional(key) else { return nil }
+        guard let value = try optional(key) else { return nil }
         guard case .number(let n) = value else { throw wrong(key, "a number", value) }
         let double = n.doubleValue
         guard double.isFinite else {
@@ -121,7 +167,7 @@ struct FieldReader {
 
     /// A time: RFC 3339 string or Unix seconds.
     func optionalInstant(_ key: String) throws(EventDecodingError) -> Instant? {
-        guard let value = optional(key) else { return nil }
+        guard let value = try optional(key) else { return nil }
         return try instant(value, key: key)
     }
 
@@ -150,7 +196,7 @@ struct FieldReader {
     /// A string that must be one of an enum's raw values; anything else is refused like a wrong type.
     func optionalEnum<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) throws(EventDecodingError) -> E?
     where E.RawValue == String {
-        guard let value = optional(key) else { return nil }
+        guard let value = try optional(key) else { return nil }
         return try enumValue(value, key: key, E.self)
     }
 

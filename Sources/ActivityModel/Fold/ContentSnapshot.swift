@@ -1,6 +1,11 @@
 /// A content as it appears in `state.displayed` / `state.intended`: the content plus its timestamp.
 public struct ContentSnapshot: Hashable, Sendable {
-    public var state: JSONValue
+    /// The content state (parsed when read if the content came from a stored payload: `LazyJSON`).
+    public var state: JSONValue {
+        get { storedState.value }
+        set { storedState = LazyJSON(newValue) }
+    }
+    var storedState: LazyJSON
     /// APNs `timestamp` (Unix seconds); for the request's content, the request's `at` in whole seconds.
     public var timestamp: Int64
     public var staleDate: Instant?
@@ -9,7 +14,13 @@ public struct ContentSnapshot: Hashable, Sendable {
     public var event: String?
 
     public init(state: JSONValue, timestamp: Int64, staleDate: Instant?, relevanceScore: Double?, event: String?) {
-        self.state = state
+        self.init(
+            storedState: LazyJSON(state), timestamp: timestamp, staleDate: staleDate, relevanceScore: relevanceScore,
+            event: event)
+    }
+
+    init(storedState: LazyJSON, timestamp: Int64, staleDate: Instant?, relevanceScore: Double?, event: String?) {
+        self.storedState = storedState
         self.timestamp = timestamp
         self.staleDate = staleDate
         self.relevanceScore = relevanceScore
@@ -18,12 +29,12 @@ public struct ContentSnapshot: Hashable, Sendable {
 
     init(_ content: ActivityContent, timestamp: Int64, event: String?) {
         self.init(
-            state: content.state, timestamp: timestamp, staleDate: content.staleDate,
+            storedState: content.storedState, timestamp: timestamp, staleDate: content.staleDate,
             relevanceScore: content.relevanceScore, event: event)
     }
 
     /// `ActivityContent.hash(of:)` of the state.
-    public var contentHash: String { ActivityContent.hash(of: state) }
+    public var contentHash: String { ActivityContent.hash(of: storedState) }
 
     /// SPEC §7 shape: `{"state","timestamp","staleDate","relevanceScore"}` with nulls written, plus `event`.
     public var json: JSONValue {

@@ -1,27 +1,29 @@
 /// The fast path met something it does not handle (or the payload is invalid): the caller decides with the
 /// full decoder instead, which also words the error.
-struct UnusualPayload: Error {}
+package struct UnusualPayload: Error {
+    package init() {}
+}
 
 /// Walks one JSON text without building a tree, validating what it skips as strictly as `JSONParser` does
 /// (RFC 8259 grammar, UTF-8, escapes, surrogate pairs, control characters) and measuring skipped values'
 /// compact size as `JSONValue.compactSize` would. It gives up (`UnusualPayload`) rather than guess: escaped
 /// keys, escaped strings it must return, nesting deeper than `JSONParser` allows.
-struct PayloadScanner {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var index = 0
+package struct PayloadScanner {
+    package let bytes: UnsafeBufferPointer<UInt8>
+    package var index = 0
 
     /// Below `JSONParser`'s 512 levels, with room for the levels above the value being skipped.
-    static let maximumDepth = 500
+    package static let maximumDepth = 500
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    package init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    var atEnd: Bool { index == bytes.count }
-
-    @inline(__always)
-    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+    package var atEnd: Bool { index == bytes.count }
 
     @inline(__always)
-    mutating func skipWhitespace() {
+    package var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    @inline(__always)
+    package mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -31,7 +33,7 @@ struct PayloadScanner {
     }
 
     @inline(__always)
-    mutating func expect(_ byte: UInt8) throws(UnusualPayload) {
+    package mutating func expect(_ byte: UInt8) throws(UnusualPayload) {
         guard index < bytes.count, bytes[index] == byte else { throw UnusualPayload() }
         index += 1
     }
@@ -39,7 +41,7 @@ struct PayloadScanner {
     // MARK: Objects, member by member
 
     /// Consumes `{`; false when the object is empty (its `}` consumed too).
-    mutating func beginObject() throws(UnusualPayload) -> Bool {
+    package mutating func beginObject() throws(UnusualPayload) -> Bool {
         skipWhitespace()
         try expect(UInt8(ascii: "{"))
         skipWhitespace()
@@ -51,7 +53,7 @@ struct PayloadScanner {
     }
 
     /// Reads a member's key and its `:`; the key's bytes, unescaped keys only.
-    mutating func key() throws(UnusualPayload) -> UnsafeBufferPointer<UInt8> {
+    package mutating func key() throws(UnusualPayload) -> UnsafeBufferPointer<UInt8> {
         skipWhitespace()
         let range = try stringRange(allowEscapes: false)
         skipWhitespace()
@@ -61,7 +63,7 @@ struct PayloadScanner {
     }
 
     /// After a member's value: true when another member follows (`,` consumed), false at `}` (consumed).
-    mutating func nextMember() throws(UnusualPayload) -> Bool {
+    package mutating func nextMember() throws(UnusualPayload) -> Bool {
         skipWhitespace()
         guard let byte = current else { throw UnusualPayload() }
         index += 1
@@ -75,20 +77,20 @@ struct PayloadScanner {
     // MARK: Values the decoder reads
 
     /// `null`, consumed; false (nothing consumed) for any other value.
-    mutating func null() throws(UnusualPayload) -> Bool {
+    package mutating func null() throws(UnusualPayload) -> Bool {
         guard current == UInt8(ascii: "n") else { return false }
         _ = try skipValue(depth: 1)
         return true
     }
 
     /// A string without escapes (an escaped one is left to the full decoder).
-    mutating func string() throws(UnusualPayload) -> String {
+    package mutating func string() throws(UnusualPayload) -> String {
         let range = try stringRange(allowEscapes: false)
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
     /// A number's literal text; nil (nothing consumed) when the value is not a number.
-    mutating func numberText() throws(UnusualPayload) -> String? {
+    package mutating func numberText() throws(UnusualPayload) -> String? {
         guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte) else { return nil }
         let start = index
         try skipNumber()
@@ -97,7 +99,7 @@ struct PayloadScanner {
 
     /// A number written as up to 17 plain digits (optionally negative) and nothing else, consumed; its value is
     /// what `JSONNumber.int64Value` gives. Nil, nothing consumed, for any other value or form.
-    mutating func plainInteger() -> Int64? {
+    package mutating func plainInteger() -> Int64? {
         var end = index
         let negative = current == UInt8(ascii: "-")
         if negative { end += 1 }
@@ -121,7 +123,7 @@ struct PayloadScanner {
     }
 
     /// The text of `range` (a string's content, as `stringRange` returned it); unusual when it has escapes.
-    func text(_ range: Range<Int>) throws(UnusualPayload) -> String {
+    package func text(_ range: Range<Int>) throws(UnusualPayload) -> String {
         let slice = UnsafeBufferPointer(rebasing: bytes[range])
         if slice.contains(UInt8(ascii: "\\")) { throw UnusualPayload() }
         return String(decoding: slice, as: UTF8.self)
@@ -130,7 +132,7 @@ struct PayloadScanner {
     // MARK: Skipping with validation
 
     /// Skips any value at nesting level `depth` (1 for a top-level value), returning its compact size.
-    mutating func skipValue(depth: Int) throws(UnusualPayload) -> Int {
+    package mutating func skipValue(depth: Int) throws(UnusualPayload) -> Int {
         guard depth <= Self.maximumDepth, let byte = current else { throw UnusualPayload() }
         switch byte {
         case UInt8(ascii: "{"):

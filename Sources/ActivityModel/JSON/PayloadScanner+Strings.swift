@@ -5,7 +5,7 @@ import Formats
 extension PayloadScanner {
     /// Consumes a string; the range of its content (between the quotes). With `allowEscapes` false, a string
     /// containing a backslash is unusual.
-    mutating func stringRange(allowEscapes: Bool) throws(UnusualPayload) -> Range<Int> {
+    package mutating func stringRange(allowEscapes: Bool) throws(UnusualPayload) -> Range<Int> {
         let start = index + 1
         let (escaped, _) = try scanString()
         if escaped && !allowEscapes { throw UnusualPayload() }
@@ -13,7 +13,7 @@ extension PayloadScanner {
     }
 
     /// Consumes a string; its compact size (`JSONValue.compactSize(of:)` of its unescaped text).
-    mutating func skipString() throws(UnusualPayload) -> Int {
+    package mutating func skipString() throws(UnusualPayload) -> Int {
         try scanString().size
     }
 

@@ -1,0 +1,153 @@
+import Foundation
+
+/// One JSON object read in place: its members' keys and values as ranges of the text, each value validated by
+/// `PayloadScanner` (the grammar `JSONParser` checks) but not built.
+///
+/// What `FieldReader` reads a stored event through: a query folds every event of an activity, and building the
+/// JSON tree of each payload (its object, its `data`, its `content`), then taking it apart again, was about half of
+/// a `state --at`. A member's value becomes a `JSONValue` only when the decoder asks for it, by `JSONParser` itself.
+///
+/// The text is scanned once: objects down to `indexedDepth` (a payload, its `data`, their `content`, `alert`,
+/// `pushType`…) get their members listed in the same pass; deeper values (a content state) are validated and
+/// measured as `JSONValue.compactSize` would, and left as ranges. The text must outlive the reader (`bytes` is lent,
+/// never kept).
+struct JSONObjectText {
+    struct Member {
+        var key: Range<Int>
+        /// The key has escapes or non-ASCII bytes: compared as `String`s (by their text, with Unicode's canonical
+        /// equivalence, as `JSONObject` compares keys) instead of by bytes.
+        var keyEscaped: Bool
+        var value: Range<Int>
+        /// `JSONValue.compactSize` of the value; -1 for an object whose members were listed instead.
+        var size: Int
+        /// The next member of the same object, -1 after the last.
+        var next: Int
+        /// An object value's first member (-1 when it has none), `notListed` when its members were not listed.
+        var firstChild: Int
+    }
+
+    static let notListed = -2
+    /// Objects at this nesting level or above (the payload is 1) have their members listed.
+    static let indexedDepth = 3
+
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// The array `bytes` lies in, if the caller has one: a value kept as text (`LazyJSON`) keeps it instead of a copy.
+    let owner: [UInt8]?
+    /// The members of every listed object, each object's chained by `next`.
+    private var members: [Member]
+    /// This object's first member (-1 when empty).
+    private let first: Int
+
+    /// The object that is the whole of `bytes` (whitespace around it allowed); nil when `bytes` is not exactly one
+    /// valid JSON object — the caller then parses it, which words the error.
+    static func whole(_ bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]? = nil) -> JSONObjectText? {
+        var scanner = PayloadScanner(bytes)
+        scanner.skipWhitespace()
+        guard scanner.current == UInt8(ascii: "{") else { return nil }
+        var members: [Member] = []
+        members.reserveCapacity(16)
+        guard let first = try? list(&scanner, depth: 1, into: &members) else { return nil }
+        scanner.skipWhitespace()
+        return scanner.atEnd ? JSONObjectText(bytes: bytes, owner: owner, members: members, first: first) : nil
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]?, members: [Member], first: Int) {
+        self.bytes = bytes
+        self.owner = owner
+        self.members = members
+        self.first = first
+    }
+
+    /// Lists the members of the object at the scanner (its `{`), at nesting level `depth`; its first member's index.
+    private static func list(_ scanner: inout PayloadScanner, depth: Int, into members: inout [Member])
+        throws(UnusualPayload) -> Int
+    {
+        guard try scanner.beginObject() else { return -1 }
+        var first = -1
+        var previous = -1
+        repeat {
+            scanner.skipWhitespace()
+            let key = try scanner.stringRange(allowEscapes: true)
+            let keyEscaped = scanner.bytes[key].contains { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }
+            scanner.skipWhitespace()
+            try scanner.expect(UInt8(ascii: ":"))
+            scanner.skipWhitespace()
+            let index = members.count
+            let start = scanner.index
+            members.append(
+                Member(key: key, keyEscaped: keyEscaped, value: start..<start, size: -1, next: -1, firstChild: notListed))
+            if previous >= 0 { members[previous].next = index } else { first = index }
+            previous = index
+            if depth < indexedDepth, scanner.current == UInt8(ascii: "{") {
+                members[index].firstChild = try list(&scanner, depth: depth + 1, into: &members)
+            } else {
+                members[index].size = try scanner.skipValue(depth: depth + 1)
+            }
+            members[index].value = start..<scanner.index
+        } while try scanner.nextMember()
+        return first
+    }
+
+    /// The first member named `key` (a key given twice means the first, as `JSONObject`'s subscript reads it).
+    func member(_ key: String) -> Member? {
+        var key = key
+        return key.withUTF8 { name in
+            var index = first
+            while index >= 0 {
+                let member = members[index]
+                if member.keyEscaped {
+                    let quoted = UnsafeBufferPointer(rebasing: bytes[(member.key.lowerBound - 1)..<(member.key.upperBound + 1)])
+                    if case .string(let text)? = try? JSONParser.parse(buffer: quoted),
+                        text == String(decoding: name, as: UTF8.self)
+                    {
+                        return member
+                    }
+                } else if member.key.count == name.count,
+                    name.count == 0 || memcmp(bytes.baseAddress! + member.key.lowerBound, name.baseAddress!, name.count) == 0
+                {
+                    return member
+                }
+                index = member.next
+            }
+            return nil
+        }
+    }
+
+    func isNull(_ member: Member) -> Bool { bytes[member.value.lowerBound] == UInt8(ascii: "n") }
+
+    /// The object that is `member`'s value, read in place; nil when the value is not an object.
+    func object(_ member: Member) -> JSONObjectText? {
+        guard bytes[member.value.lowerBound] == UInt8(ascii: "{") else { return nil }
+        if member.firstChild != Self.notListed {
+            return JSONObjectText(bytes: bytes, owner: owner, members: members, first: member.firstChild)
+        }
+        // Deeper than the listed levels (validated already; listed now).
+        return Self.whole(UnsafeBufferPointer(rebasing: bytes[member.value])).map {
+            JSONObjectText(
+                bytes: bytes, owner: owner, members: $0.members.map { $0.shifted(by: member.value.lowerBound) },
+                first: $0.first)
+        }
+    }
+
+    /// The member's value kept as its text, when the scan measured it (not a listed object).
+    func text(_ member: Member) -> LazyJSON? {
+        guard member.size >= 0 else { return nil }
+        if let owner { return LazyJSON(text: owner, range: member.value, size: member.size) }
+        return LazyJSON(text: Array(bytes[member.value]), range: 0..<member.value.count, size: member.size)
+    }
+
+    /// The member's value, made by `JSONParser`.
+    func value(_ member: Member) throws(JSONParseError) -> JSONValue {
+        try JSONParser.parse(buffer: UnsafeBufferPointer(rebasing: bytes[member.value]))
+    }
+}
+
+extension JSONObjectText.Member {
+    /// The same member in a text that starts `offset` bytes earlier.
+    fileprivate func shifted(by offset: Int) -> Self {
+        var member = self
+        member.key = (key.lowerBound + offset)..<(key.upperBound + offset)
+        member.value = (value.lowerBound + offset)..<(value.upperBound + offset)
+        return member
+    }
+}
