@@ -5,6 +5,7 @@ import Formats
 extension PayloadScanner {
     /// Consumes a string; the range of its content (between the quotes). With `allowEscapes` false, a string
     /// containing a backslash is unusual.
+    @inlinable
     package mutating func stringRange(allowEscapes: Bool) throws(UnusualPayload) -> Range<Int> {
         let start = index + 1
         let (escaped, _) = try scanString()
@@ -18,7 +19,8 @@ extension PayloadScanner {
     }
 
     /// Consumes a string at `index` (which must be at its opening quote).
-    private mutating func scanString() throws(UnusualPayload) -> (escaped: Bool, size: Int) {
+    @usableFromInline
+    mutating func scanString() throws(UnusualPayload) -> (escaped: Bool, size: Int) {
         try expect(UInt8(ascii: "\""))
         var escaped = false
         var size = 2

@@ -1,6 +1,7 @@
 /// The fast path met something it does not handle (or the payload is invalid): the caller decides with the
 /// full decoder instead, which also words the error.
 package struct UnusualPayload: Error {
+    @inlinable
     package init() {}
 }
 
@@ -15,14 +16,16 @@ package struct PayloadScanner {
     /// Below `JSONParser`'s 512 levels, with room for the levels above the value being skipped.
     package static let maximumDepth = 500
 
+    @inlinable
     package init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
+    @inlinable
     package var atEnd: Bool { index == bytes.count }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -32,7 +35,7 @@ package struct PayloadScanner {
         }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package mutating func expect(_ byte: UInt8) throws(UnusualPayload) {
         guard index < bytes.count, bytes[index] == byte else { throw UnusualPayload() }
         index += 1
@@ -41,6 +44,7 @@ package struct PayloadScanner {
     // MARK: Objects, member by member
 
     /// Consumes `{`; false when the object is empty (its `}` consumed too).
+    @inlinable
     package mutating func beginObject() throws(UnusualPayload) -> Bool {
         skipWhitespace()
         try expect(UInt8(ascii: "{"))
@@ -53,6 +57,7 @@ package struct PayloadScanner {
     }
 
     /// Reads a member's key and its `:`; the key's bytes, unescaped keys only.
+    @inlinable
     package mutating func key() throws(UnusualPayload) -> UnsafeBufferPointer<UInt8> {
         skipWhitespace()
         let range = try stringRange(allowEscapes: false)
@@ -63,6 +68,7 @@ package struct PayloadScanner {
     }
 
     /// After a member's value: true when another member follows (`,` consumed), false at `}` (consumed).
+    @inlinable
     package mutating func nextMember() throws(UnusualPayload) -> Bool {
         skipWhitespace()
         guard let byte = current else { throw UnusualPayload() }
@@ -77,6 +83,7 @@ package struct PayloadScanner {
     // MARK: Values the decoder reads
 
     /// `null`, consumed; false (nothing consumed) for any other value.
+    @inlinable
     package mutating func null() throws(UnusualPayload) -> Bool {
         guard current == UInt8(ascii: "n") else { return false }
         _ = try skipValue(depth: 1)
@@ -84,12 +91,14 @@ package struct PayloadScanner {
     }
 
     /// A string without escapes (an escaped one is left to the full decoder).
+    @inlinable
     package mutating func string() throws(UnusualPayload) -> String {
         let range = try stringRange(allowEscapes: false)
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
     /// A number's literal text; nil (nothing consumed) when the value is not a number.
+    @inlinable
     package mutating func numberText() throws(UnusualPayload) -> String? {
         guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte) else { return nil }
         let start = index
@@ -99,6 +108,7 @@ package struct PayloadScanner {
 
     /// A number written as up to 17 plain digits (optionally negative) and nothing else, consumed; its value is
     /// what `JSONNumber.int64Value` gives. Nil, nothing consumed, for any other value or form.
+    @inlinable
     package mutating func plainInteger() -> Int64? {
         var end = index
         let negative = current == UInt8(ascii: "-")
@@ -192,7 +202,8 @@ package struct PayloadScanner {
     }
 
     /// The number grammar of RFC 8259, as `JSONParser` checks it.
-    private mutating func skipNumber() throws(UnusualPayload) {
+    @usableFromInline
+    mutating func skipNumber() throws(UnusualPayload) {
         if current == UInt8(ascii: "-") { index += 1 }
         guard let first = current, isDigit(first) else { throw UnusualPayload() }
         index += 1
@@ -214,5 +225,6 @@ package struct PayloadScanner {
         while index < bytes.count, isDigit(bytes[index]) { index += 1 }
     }
 
-    private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+    @usableFromInline
+    func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 }
