@@ -142,6 +142,24 @@ struct CLIContractAuditTests {
         #expect(try cli("verify", "--db", db, "--digest", digest).status == 0)
     }
 
+    @Test("serve refuses a reader map size out of range, from the option or its environment variable (exit 2)")
+    func readerMapOutOfRange() throws {
+        #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)
+        let binary = try #require(CommandRunner("activity-ledger")).executable
+        for (arguments, environment, named) in [
+            (["--reader-map-mib", "-1"], "LEDGER_PORT=0", "--reader-map-mib"),
+            (["--reader-map-mib", "65537"], "LEDGER_PORT=0", "--reader-map-mib"),
+            ([], "LEDGER_READER_MAP_MIB=lots", "LEDGER_READER_MAP_MIB"),
+        ] {
+            // Under `timeout`, so that a serve that wrongly starts ends the test instead of holding it.
+            let runner = CommandRunner(
+                executable: binary, launcher: URL(fileURLWithPath: "/usr/bin/timeout"), prefix: ["20", "env", environment])
+            let result = try runner.run(["serve", "--db", db, "--port", "0"] + arguments)
+            #expect(result.status == 2, "\(arguments) \(environment): \(result.stderr)")
+            #expect(result.stderr.contains(named), "\(result.stderr)")
+        }
+    }
+
     @Test("every command's --help has an example, the reconcile and keys groups' included")
     func everyHelpHasAnExample() throws {
         let commands: [[String]] = [

@@ -15,7 +15,7 @@ struct Serve: AsyncParsableCommand {
             Each option falls back to an environment variable: LEDGER_HOST, LEDGER_PORT, LEDGER_DB (used when \
             --db is not given), LEDGER_DURABILITY, LEDGER_MAX_BODY_BYTES, LEDGER_MAX_FEED_WAIT, LEDGER_MAX_WAITING_FEEDS, \
             LEDGER_BUSY_TIMEOUT, \
-            LEDGER_IDLE_TIMEOUT, LEDGER_HEAD_TIMEOUT, LEDGER_BODY_TIMEOUT, LEDGER_KEEP_UNSEALED. Older events are sealed into \
+            LEDGER_IDLE_TIMEOUT, LEDGER_HEAD_TIMEOUT, LEDGER_BODY_TIMEOUT, LEDGER_KEEP_UNSEALED, LEDGER_READER_MAP_MIB. Older events are sealed into \
             compressed segments in the background (every 2 s, whole segments of 4096 events beyond the newest \
             --keep-unsealed; -1 turns it off). SIGTERM or SIGINT stop accepting requests, \
             let in-flight appends finish, drain the store's queue and exit 0.
@@ -70,6 +70,9 @@ struct Serve: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Newest events kept as rows; older ones are sealed in the background, -1: never (env LEDGER_KEEP_UNSEALED). [default: 16384]")
     var keepUnsealed: Int?
 
+    @Option(help: "MiB of the file each reader connection maps into memory, 0: none (env LEDGER_READER_MAP_MIB). [default: 256]")
+    var readerMapMib: Int?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let host = host ?? environment["LEDGER_HOST"] ?? "127.0.0.1"
@@ -93,6 +96,10 @@ struct Serve: AsyncParsableCommand {
         let keepUnsealed =
             try keepUnsealed ?? Self.integer(environment["LEDGER_KEEP_UNSEALED"], name: "LEDGER_KEEP_UNSEALED") ?? 16_384
         guard keepUnsealed >= -1 else { throw ValidationError("--keep-unsealed must be -1 (never seal) or at least 0") }
+        let readerMapMib =
+            try readerMapMib ?? Self.integer(environment["LEDGER_READER_MAP_MIB"], name: "LEDGER_READER_MAP_MIB")
+            ?? StoreConfiguration().readerMapBytes >> 20
+        guard (0...65536).contains(readerMapMib) else { throw ValidationError("--reader-map-mib must be 0…65536") }
         let proxyConfiguration = try apns.configuration(host: host)
 
         let level = Logger.Level(rawValue: environment["LOG_LEVEL"] ?? "") ?? .info
@@ -110,7 +117,8 @@ struct Serve: AsyncParsableCommand {
             }
             ledger = try await openLedger(
                 options.location, durability: durability, busyTimeout: busyTimeout,
-                sealing: keepUnsealed < 0 ? nil : .init(keepUnsealed: keepUnsealed), logger: logger)
+                sealing: keepUnsealed < 0 ? nil : .init(keepUnsealed: keepUnsealed), readerMapBytes: readerMapMib << 20,
+                logger: logger)
             // The keys live in the ledger (its file, through the ledger's pool, or its database).
             keys = try APIKeyStore(ledger: ledger)
             hasKeys = try !keys.list().isEmpty
@@ -209,10 +217,11 @@ struct Serve: AsyncParsableCommand {
 /// Opens the ledger the service answers from, with the asked durability (a file's: PostgreSQL commits durably).
 func openLedger(
     _ location: LedgerLocation, durability: Serve.Durability, busyTimeout: Duration,
-    sealing: StoreConfiguration.BackgroundSealing? = nil, logger: Logger
+    sealing: StoreConfiguration.BackgroundSealing? = nil, readerMapBytes: Int? = nil, logger: Logger
 ) async throws -> Ledger {
     var configuration = LedgerConfiguration()
     configuration.store.backgroundSealing = sealing
+    if let readerMapBytes { configuration.store.readerMapBytes = readerMapBytes }
     configuration.store.durability = durability == .full ? .full : .normal
     configuration.store.busyTimeout = busyTimeout
     return try await Ledger.open(location, configuration: configuration, logger: logger)
