@@ -51,8 +51,9 @@ public struct StoreConfiguration: Sendable {
     /// How much of the file readers map into memory (SQLite's `mmap_size`) instead of copying each page they read
     /// out of the kernel with a `pread`: that copy and its system call were ~10 % of a `state --at` on a sealed
     /// ledger, and mapping took the state's p50 from 0.72 to 0.61 ms (BENCHMARKS.md, session 32). Readers only: the
-    /// writer keeps writing through SQLite's pager. Pages a reader touches count in its resident size (shared page
-    /// cache, not memory of its own), so the map stops at 256 MiB; the rest of a larger file is read as before.
+    /// writer keeps writing through SQLite's pager. File pages a reader touches count in the process's resident size
+    /// once per connection that mapped them (one copy in the page cache), so the map stops at 256 MiB per connection
+    /// (the rest of a larger file is read as before) and `serve --reader-map-mib 0` turns it off.
     public var readerMapBytes = 256 * 1024 * 1024
     /// Most events in one sealed segment (`seal`): larger segments compress a stream's events together more
     /// often, smaller ones keep the sealing transaction (which holds appends) shorter.
