@@ -132,6 +132,25 @@ struct CLIContractAuditTests {
         #expect(revoke.stderr.contains("nope"), "\(revoke.stderr)")
     }
 
+    /// Found in session 33: `keys create` left the whole new ledger in a 400 KB `-wal` beside a 4 KiB file (the keys
+    /// commands did not close what they opened, as every other command does).
+    @Test("keys create, list and revoke leave the file whole: no -wal with frames beside it")
+    func keysCommandsFoldTheirWAL() throws {
+        let wal = db + "-wal"
+        func walBytes() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0 }
+        let created = try cli("keys", "create", "--app", "com.example.rides", "--scope", "read", "--db", db, "--json")
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(walBytes() == 0, "keys create left \(walBytes()) bytes of WAL")
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["id"] as? String)
+        #expect(try cli("keys", "list", "--db", db).status == 0)
+        #expect(walBytes() == 0, "keys list left \(walBytes()) bytes of WAL")
+        #expect(try cli("keys", "revoke", id, "--db", db).status == 0)
+        #expect(walBytes() == 0, "keys revoke left \(walBytes()) bytes of WAL")
+        // The revocation is in the file itself.
+        #expect(try cli("keys", "list", "--db", db).stdout.contains("revoked"))
+    }
+
     @Test("verify with a malformed --digest is bad input (exit 2); a good digest still verifies")
     func malformedDigestExitsTwo() throws {
         #expect(try cli("import", "-", "--db", db, input: QueryTests.ride).status == 0)

@@ -41,6 +41,12 @@ struct Keys: AsyncParsableCommand {
             let (scopes, unknown) = APIScope.parseList(scope)
             if let unknown { throw ValidationError("unknown scope '\(unknown)' (use ingest, read, admin)") }
             guard !scopes.isEmpty else { throw ValidationError("--scope needs at least one of ingest, read, admin") }
+            // `runReporting` closes the ledger as the command ends: the WAL folded into the file (until session 33
+            // the keys commands left the whole new ledger in a `-wal` beside a 4 KiB file).
+            try await runReporting(db: options.db) { try await create(scopes) }
+        }
+
+        private func create(_ scopes: Set<APIScope>) async throws {
             let store = try await options.openKeys(mustExist: false)
             let (secret, key) = try store.create(app: app, scopes: scopes)
             if options.json {
@@ -74,6 +80,10 @@ struct Keys: AsyncParsableCommand {
         func validate() throws { try checkApp(app) }
 
         func run() async throws {
+            try await runReporting(db: options.db) { try await list() }
+        }
+
+        private func list() async throws {
             let keys = try await options.openKeys(mustExist: true).list(app: app)
             if options.json {
                 let encoder = JSONEncoder()
@@ -106,11 +116,13 @@ struct Keys: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            guard try await options.openKeys(mustExist: true).revoke(id: id) else {
-                // Not found (exit 1), not a usage error.
-                throw reportFailure(LedgerError(.notFound, "no active API key with id '\(id)'", field: "id"), db: nil)
+            try await runReporting(db: options.db) {
+                guard try await options.openKeys(mustExist: true).revoke(id: id) else {
+                    // Not found (exit 1), not a usage error.
+                    throw LedgerError(.notFound, "no active API key with id '\(id)'", field: "id")
+                }
+                print("revoked \(id)")
             }
-            print("revoked \(id)")
         }
     }
 }
