@@ -10,7 +10,10 @@ import Glibc
 /// what a user could pick instead, measured in the same run (SPEC §8):
 /// - `GET /health` beside a bare Hummingbird GET route (``BareServer``, its own process, same setup);
 /// - durable single events beside the bare Hummingbird POST route fed the same bodies (target ≥ 0.8×, p99 ≤ 20 ms);
-/// - durable batches of 100 beside `activity-ledger import` of the same events into a new file (target ≥ 1.0×).
+/// - durable batches of 100 beside `activity-ledger import` of the same events into a new file (target ≥ 1.0×);
+/// - the server's peak RSS under the appends and, separately, under a query load (random `state`, `timeline` and
+///   `audit` GETs of the activities just appended), each with what of it is the process's own memory (`RssAnon`)
+///   and what mapped file pages (`RssFile`) (SPEC §8: `serve` under load ≤ 200 MB).
 struct HTTPBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "http",
@@ -21,6 +24,9 @@ struct HTTPBenchmark: AsyncParsableCommand {
     @Option(help: "Events appended one request each.") var singles = 20_000
     @Option(help: "Concurrent connections for batches.") var batchConnections = 16
     @Option(help: "Concurrent connections for single events and /health.") var connections = 64
+    @Option(help: "Query GETs (state, timeline, audit of random activities) after the appends.") var queries = 20_000
+    @Option(help: "Concurrent connections for the queries.") var queryConnections = 8
+    @Option(help: "serve's --reader-map-mib (default: serve's own).") var readerMapMib: Int?
     @Option(help: "full or normal.") var durability = "full"
     @Option(help: "The activity-ledger binary (default: next to ledger-bench).") var server: String?
     @Option(help: "Directory for the benchmark file.") var directory = NSTemporaryDirectory()
@@ -40,9 +46,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let db = work + "/ledger.sqlite"
         let key = try Self.output(binary, ["keys", "create", "--app", "com.example.bench", "--scope", "ingest", "--db", db])
+        let readKey = try Self.output(binary, ["keys", "create", "--app", "com.example.bench", "--scope", "read", "--db", db])
         let (process, port) = try Self.start(
             binary,
-            ["serve", "--db", db, "--port", "0", "--durability", durability, "--max-body-bytes", "16777216"],
+            ["serve", "--db", db, "--port", "0", "--durability", durability, "--max-body-bytes", "16777216"]
+                + (readerMapMib.map { ["--reader-map-mib", "\($0)"] } ?? []),
             output: work + "/serve.out")
         defer {
             process.terminate()
@@ -102,6 +110,14 @@ struct HTTPBenchmark: AsyncParsableCommand {
             "POST /v1/batches ×\(batch)", on: ours, batches, events: events, connections: batchConnections)
         let serverCPU = batched.serverCPU
         let peakRSS = Self.peakRSSMiB(of: process.processIdentifier)
+        let appendMemory = Self.memory(of: process.processIdentifier)
+        // The query load on its own peak: clear_refs 5 resets the server's VmHWM to what it holds now.
+        try? "5".write(toFile: "/proc/\(process.processIdentifier)/clear_refs", atomically: false, encoding: .utf8)
+        _ = try step(
+            "GET state/timeline/audit", on: ours, Self.queryRequests(lines[0..<events], count: queries, key: readKey),
+            events: queries, connections: queryConnections)
+        let queryPeakRSS = Self.peakRSSMiB(of: process.processIdentifier)
+        let queryMemory = Self.memory(of: process.processIdentifier)
         // The import is timed alone: `serve` seals in the background and goes on sealing the batches' events for
         // seconds after the last answer, and until 2026-11-27 the import was timed beside that (and beside the
         // kernel writing back the server's dirty pages), which slowed the baseline by up to a half in runs of one
@@ -122,7 +138,9 @@ struct HTTPBenchmark: AsyncParsableCommand {
         print(String(
             format: "CPU per event: the server in batches %.1f µs (sealing beside it included), the import %.1f µs",
             (serverCPU ?? .nan) / Double(events) * 1e6, importCPU / Double(events) * 1e6))
-        print(String(format: "server peak RSS (VmHWM): %.0f MiB", peakRSS ?? -1))
+        print(String(
+            format: "server peak RSS (VmHWM): appends %.0f MiB (after them %@); queries %.0f MiB (after them %@)",
+            peakRSS ?? -1, appendMemory, queryPeakRSS ?? -1, queryMemory))
         print(String(
             format: "GET /health / bare GET %.2fx; durable singles / bare POST %.2fx (target ≥ 0.8x), p99 %.1f ms (target ≤ 20 ms); batches / import %.2fx (target ≥ 1.0x)",
             ourHealth.requestsPerSecond / bareGet.requestsPerSecond, single.requestsPerSecond / barePost.requestsPerSecond,
@@ -201,6 +219,35 @@ struct HTTPBenchmark: AsyncParsableCommand {
         getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// `count` GETs cycling through state, timeline and audit, each of an activity drawn (seeded) from the streams
+    /// of `lines` (the corpus's streams are `activity:<id>`).
+    static func queryRequests(_ lines: ArraySlice<String>, count: Int, key: String) -> [[UInt8]] {
+        let marker = "\"stream\":\"activity:"
+        var activities = Set<Substring>()
+        for line in lines {
+            guard let start = line.range(of: marker)?.upperBound, let end = line[start...].firstIndex(of: "\"") else { continue }
+            activities.insert(line[start..<end])
+        }
+        let ids = activities.sorted()
+        guard !ids.isEmpty else { return [] }
+        var random = SeededRandom(seed: 33)
+        let kinds = ["state", "timeline", "audit"]
+        return (0..<count).map { index in
+            let id = ids[Int(random.next() % UInt64(ids.count))]
+            return LoopbackHTTPClient.request("GET", "/v1/activities/\(id)/\(kinds[index % kinds.count])", key: key)
+        }
+    }
+
+    /// "RSS N MiB: anon A, file F" of a running process (/proc/PID/status).
+    static func memory(of pid: Int32) -> String {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return "?" }
+        func mib(_ name: String) -> Double {
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+            return (line?.split(separator: " ").compactMap { Double($0) }.first ?? -1024) / 1024
+        }
+        return String(format: "RSS %.0f MiB: anon %.0f, file %.0f", mib("VmRSS"), mib("RssAnon"), mib("RssFile"))
     }
 
     static func peakRSSMiB(of pid: Int32) -> Double? {

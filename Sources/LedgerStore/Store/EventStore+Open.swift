@@ -10,6 +10,7 @@ extension EventStore {
         var config = Configuration()
         config.readonly = configuration.readOnly
         config.label = "LedgerStore"
+        config.maximumReaderCount = StoreConfiguration.maximumReaders
         // Another process's write lock (or the exclusive lock of a last connection closing) is waited for,
         // not answered with an immediate SQLITE_BUSY.
         config.busyMode = .timeout(configuration.busyTimeout.seconds)

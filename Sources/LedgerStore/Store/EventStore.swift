@@ -43,6 +43,7 @@ public final class EventStore: Sendable {
         let readOnly = configuration.readOnly
         let synchronous = configuration.durability.rawValue.uppercased()
         let cacheKiB = configuration.cacheKiB
+        let readerCacheKiB = configuration.readerCacheKiB
         let readerMapBytes = configuration.readerMapBytes
         let checkpointer = readOnly ? nil : WALCheckpointer(
             path: path, synchronous: synchronous,
@@ -54,7 +55,7 @@ public final class EventStore: Sendable {
             // GRDB opens readers read-only; the one writer connection gets the hook. A read-only store sets
             // nothing that would need the schema or a lock beyond what its reads take.
             if db.configuration.readonly {
-                try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB); PRAGMA mmap_size = \(readerMapBytes)")
+                try db.execute(sql: "PRAGMA cache_size = -\(readerCacheKiB); PRAGMA mmap_size = \(readerMapBytes)")
             } else {
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -\(cacheKiB)")
                 try checkpointer?.install(on: db)

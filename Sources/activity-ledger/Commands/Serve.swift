@@ -70,8 +70,15 @@ struct Serve: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Newest events kept as rows; older ones are sealed in the background, -1: never (env LEDGER_KEEP_UNSEALED). [default: 16384]")
     var keepUnsealed: Int?
 
-    @Option(help: "MiB of the file each reader connection maps into memory, 0: none (env LEDGER_READER_MAP_MIB). [default: 256]")
+    @Option(help: "MiB of the file each reader connection maps into memory, 0: none (env LEDGER_READER_MAP_MIB). [default: 0]")
     var readerMapMib: Int?
+
+    /// `serve` maps none of its file unless asked. Mapped file pages count in a process's resident size once per
+    /// connection that mapped them: under 20,000 random state/timeline/audit requests a server mapping 256 MiB per
+    /// reader reached 334 MiB resident on a 330k-event file (777 MB on a 1M-event one), without the map 138 MiB, and
+    /// it answered as many requests per second either way (BENCHMARKS.md, session 33). One-shot commands keep
+    /// `StoreConfiguration.readerMapBytes` (a `state --at` 15 % faster).
+    static let defaultReaderMapMib = 0
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -98,7 +105,7 @@ struct Serve: AsyncParsableCommand {
         guard keepUnsealed >= -1 else { throw ValidationError("--keep-unsealed must be -1 (never seal) or at least 0") }
         let readerMapMib =
             try readerMapMib ?? Self.integer(environment["LEDGER_READER_MAP_MIB"], name: "LEDGER_READER_MAP_MIB")
-            ?? StoreConfiguration().readerMapBytes >> 20
+            ?? Self.defaultReaderMapMib
         guard (0...65536).contains(readerMapMib) else { throw ValidationError("--reader-map-mib must be 0…65536") }
         let proxyConfiguration = try apns.configuration(host: host)
 
