@@ -101,6 +101,43 @@ struct StoredDecodeTests {
         Self.check(Array(payload.utf8), type: "update", stream: "activity:A1", payload)
     }
 
+    /// The decoder asks for no object below `JSONObjectText.indexedDepth`; one that is asked for is listed then, in
+    /// place, and reads as the tree does.
+    @Test("objects deeper than the listed levels are listed when asked for and read as the tree reads them", arguments: [
+        #"{"a":{"b":{"c":{"d":{"e":{"f":[1,{"g":2}],"h":"x"}}}}}}"#,
+        #" { "a" : { "b" :{"c": {"\u0064" :{ "e" : { "f":[1, {"g":2}] , "h" : "\u00e9" } , "i":null}}}} } "#,
+        #"{"a":{"b":{"c":{"d":{},"d":{"e":1}}}}}"#,
+    ])
+    func deeperObjects(text: String) throws {
+        let bytes = Array(text.utf8)
+        let tree = try JSONParser.parse(text)
+        try bytes.withUnsafeBufferPointer { buffer in
+            let top = try #require(JSONObjectText.whole(buffer))
+            var object = top
+            var value = tree
+            for key in ["a", "b", "c", "d", "e"] {
+                guard case .object(let members) = value else { Issue.record("\(key)'s parent is not an object"); return }
+                guard let next = members[key] else {
+                    // A repeated key means its first value ({} in the third text), in place as in the tree.
+                    #expect(object.member(key) == nil, "\(key)")
+                    return
+                }
+                let member = try #require(object.member(key), "\(key)")
+                #expect(try object.value(member) == next, "\(key)")
+                value = next
+                guard let inner = object.object(member) else {
+                    #expect(key == "d", "\(key) is an object in the tree")
+                    return
+                }
+                object = inner
+            }
+            for key in ["f", "h", "i"] {
+                guard case .object(let members) = value else { return }
+                #expect(try object.member(key).map { try object.value($0) } == members[key], "\(key)")
+            }
+        }
+    }
+
     /// `compact`: the text is exactly what the writer writes (then it is hashed as it is; otherwise its parse is).
     @Test("a state's hash is the writer's form's, whether its stored text is compact or not", arguments: [
         (#"{"a":1,"b":"x"}"#, true), (#"{"a": 1}"#, false), (#"{"a":"\u00e9"}"#, false), (#"{"a":"\/"}"#, false),

@@ -121,12 +121,12 @@ struct JSONObjectText {
         if member.firstChild != Self.notListed {
             return JSONObjectText(bytes: bytes, owner: owner, members: members, first: member.firstChild)
         }
-        // Deeper than the listed levels (validated already; listed now).
-        return Self.whole(UnsafeBufferPointer(rebasing: bytes[member.value])).map {
-            JSONObjectText(
-                bytes: bytes, owner: owner, members: $0.members.map { $0.shifted(by: member.value.lowerBound) },
-                first: $0.first)
-        }
+        // Deeper than the listed levels (validated already): its members listed now, in place.
+        var scanner = PayloadScanner(bytes)
+        scanner.index = member.value.lowerBound
+        var members: [Member] = []
+        guard let first = try? Self.list(&scanner, depth: 1, into: &members) else { return nil }
+        return JSONObjectText(bytes: bytes, owner: owner, members: members, first: first)
     }
 
     /// The member's value kept as its text, when the scan measured it (not a listed object).
@@ -139,15 +139,5 @@ struct JSONObjectText {
     /// The member's value, made by `JSONParser`.
     func value(_ member: Member) throws(JSONParseError) -> JSONValue {
         try JSONParser.parse(buffer: UnsafeBufferPointer(rebasing: bytes[member.value]))
-    }
-}
-
-extension JSONObjectText.Member {
-    /// The same member in a text that starts `offset` bytes earlier.
-    fileprivate func shifted(by offset: Int) -> Self {
-        var member = self
-        member.key = (key.lowerBound + offset)..<(key.upperBound + offset)
-        member.value = (value.lowerBound + offset)..<(value.upperBound + offset)
-        return member
     }
 }
