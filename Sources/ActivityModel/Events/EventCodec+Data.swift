@@ -15,7 +15,7 @@ extension EventCodec {
                     priority: try decodePriority(data, "priority")))
         case .end:
             let content: ActivityContent? =
-                if try data.optional("content") != nil { try decodeContent(try data.object("content")) } else { nil }
+                if data.has("content") { try decodeContent(try data.object("content")) } else { nil }
             return .end(
                 EndData(
                     content: content,
@@ -108,18 +108,16 @@ extension EventCodec {
     }
 
     static func decodeAlert(_ data: FieldReader) throws(EventDecodingError) -> Alert? {
-        guard try data.optional("alert") != nil else { return nil }
+        guard data.has("alert") else { return nil }
         let alert = try data.object("alert")
-        for key in ["title", "body"] {
-            if let value = try alert.optional(key) {
-                switch value {
-                case .string, .object: break
-                default: throw alert.wrong(key, "a string or a localized-alert object", value)
-                }
+        func part(_ key: String) throws(EventDecodingError) -> JSONValue? {
+            guard let value = try alert.optional(key) else { return nil }
+            switch value {
+            case .string, .object: return value
+            default: throw alert.wrong(key, "a string or a localized-alert object", value)
             }
         }
-        return Alert(
-            title: try alert.optional("title"), body: try alert.optional("body"), sound: try alert.optionalString("sound"))
+        return Alert(title: try part("title"), body: try part("body"), sound: try alert.optionalString("sound"))
     }
 
     static func decodeDismissalPolicy(_ data: FieldReader) throws(EventDecodingError) -> DismissalPolicy? {

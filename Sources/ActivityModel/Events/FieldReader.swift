@@ -58,6 +58,17 @@ struct FieldReader {
         }
     }
 
+    /// Whether `key` is present and not JSON null, without making its value (an end's or an update's `content`
+    /// and `alert` were parsed whole into a tree only to be asked this).
+    func has(_ key: String) -> Bool {
+        switch members {
+        case .tree(let object):
+            return object[key].map { !$0.isNull } ?? false
+        case .text(let text):
+            return text.member(key).map { !text.isNull($0) } ?? false
+        }
+    }
+
     /// `text`'s member as a value; it was validated when `text` was read, so a failure here means the scanner and
     /// the parser disagree, reported as the parser's error.
     private static func made(_ text: JSONObjectText, _ member: JSONObjectText.Member) throws(EventDecodingError) -> JSONValue {

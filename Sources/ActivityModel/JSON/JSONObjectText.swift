@@ -136,8 +136,16 @@ struct JSONObjectText {
         return LazyJSON(text: Array(bytes[member.value]), range: 0..<member.value.count, size: member.size)
     }
 
-    /// The member's value, made by `JSONParser`.
+    /// The member's value: a string of plain ASCII (no escapes) from its bytes, which the scan validated; any other
+    /// value made by `JSONParser`. (Ids, tokens and names are most of what a decoder reads.)
     func value(_ member: Member) throws(JSONParseError) -> JSONValue {
-        try JSONParser.parse(buffer: UnsafeBufferPointer(rebasing: bytes[member.value]))
+        let range = member.value
+        if bytes[range.lowerBound] == UInt8(ascii: "\""), range.count >= 2 {
+            let inside = UnsafeBufferPointer(rebasing: bytes[(range.lowerBound + 1)..<(range.upperBound - 1)])
+            if !inside.contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) {
+                return .string(String(decoding: inside, as: UTF8.self))
+            }
+        }
+        return try JSONParser.parse(buffer: UnsafeBufferPointer(rebasing: bytes[range]))
     }
 }
