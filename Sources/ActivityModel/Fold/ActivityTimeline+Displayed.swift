@@ -11,12 +11,12 @@ extension ActivityTimeline {
 
     /// `outcome(of:carrying:)` for a carried event that did (or did not) end the activity.
     func outcome(of push: Push, carryingEnd: Bool) -> AttemptOutcome {
-        let at = push.event.event.at
+        let at = push.at
         if wasOver(at: at, index: push.index), !carryingEnd {
             return .failure("afterEnd")
         }
         if let token = push.token, let death = deathTime(of: token), death <= at,
-            !killers.contains(push.event.position)
+            !killers.contains(push.position)
         {
             return .failure("deadToken")
         }

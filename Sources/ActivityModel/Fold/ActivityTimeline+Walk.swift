@@ -70,7 +70,9 @@ extension ActivityTimeline {
                 superseded = true
                 counters.pushesToSupersededToken += 1
             }
-            let push = Push(index: index, event: positioned, data: p, token: token, toSupersededToken: superseded)
+            let push = Push(
+                index: index, at: event.at, position: positioned.position, data: p, token: token,
+                toSupersededToken: superseded)
             pushesByRef[p.refersTo, default: []].append(pushes.count)
             pushes.append(push)
             if p.status == 410, let token {
@@ -89,7 +91,7 @@ extension ActivityTimeline {
             }
         case .observe(let o):
             counters.observations += 1
-            observations.append(Observation(index: index, event: positioned, data: o))
+            observations.append(Observation(index: index, data: o))
             if o.contentTimestamp != nil { lastShowing = observations.count - 1 }
             shownIsKnown = false
             // The device is the authority on its own lifecycle.
@@ -141,7 +143,8 @@ extension ActivityTimeline {
         let ends = type == .end && rejection == nil
         deliveries.append(
             Recorded(
-                index: index, event: positioned, id: id, type: type, timestamp: timestamp, content: content,
+                index: index, at: event.at, position: positioned.position, id: id, type: type, timestamp: timestamp,
+                content: content,
                 viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken, endedActivity: ends))
         if tracksDisplayed { track(delivery: deliveries.count - 1, index: index, timestamp: timestamp) }
         if ends, let policy {

@@ -43,17 +43,17 @@ extension ActivityTimeline {
         let tries = attempts(for: delivery.id)
         var result = Delivery(
             event: delivery.id, type: delivery.type, timestamp: delivery.timestamp, verdict: .pending, reason: nil,
-            activity: activity, at: delivery.event.event.at, position: delivery.event.position,
-            channel: delivery.viaChannel, pushes: tries.map { Self.eventID($0.event) }, decidingPush: nil,
+            activity: activity, at: delivery.at, position: delivery.position,
+            channel: delivery.viaChannel, pushes: tries.map { eventID(at: $0.index) }, decidingPush: nil,
             observation: nil)
-        result.pushesToSupersededToken = tries.filter(\.toSupersededToken).map { Self.eventID($0.event) }
+        result.pushesToSupersededToken = tries.filter(\.toSupersededToken).map { eventID(at: $0.index) }
         func decide(_ verdict: Verdict, reason: String? = nil, push: Push? = nil, observation: Observation? = nil)
             -> Delivery
         {
             result.verdict = verdict
             result.reason = reason
-            result.decidingPush = push.map { Self.eventID($0.event) }
-            result.observation = observation.map { Self.eventID($0.event) }
+            result.decidingPush = push.map { eventID(at: $0.index) }
+            result.observation = observation.map { eventID(at: $0.index) }
             return result
         }
 
