@@ -75,7 +75,10 @@ struct EventReader {
                     statement, db: db, capacity: 128, names: &names, loader: decoder)
                 let decoded = chunk.decode(with: decoder)
                 if let failure = decoded.error { throw failure.storeError }
-                events += decoded.events
+                // The first chunk's array is taken as it is (a stream of up to 128 events is one chunk): appending
+                // it to an empty one copied every event, a retain and a release of each of its fields (`state --at`
+                // on rows: p50 -1 % in three alternating pairs).
+                if events.isEmpty { events = decoded.events } else { events += decoded.events }
                 if chunk.isLast { return events }
             }
         }
