@@ -144,8 +144,8 @@ extension ActivityTimeline {
         deliveries.append(
             Recorded(
                 index: index, at: event.at, position: positioned.position, id: id, type: type, timestamp: timestamp,
-                content: content,
-                viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken, endedActivity: ends))
+                content: content, viaChannel: viaChannel, ownRejection: rejection, deadTokenAtRecord: deadToken,
+                endedActivity: ends))
         if tracksDisplayed { track(delivery: deliveries.count - 1, index: index, timestamp: timestamp) }
         if ends, let policy {
             let by: EndedBy = event.source == .app || event.source == .device ? .app : .server

@@ -3,6 +3,7 @@
 /// before each event whose `at` reaches them, so that ties go to the deadline as SPEC §4 requires.
 struct ActivityTimeline {
     /// An update or end that reached this activity (own stream or a subscribed channel).
+    ///
     /// The walk's records of an event keep its walk index (`events[index]`) and the few fields they are asked for,
     /// not a copy of the event: a copy retained every string of it (and a push's strings twice, with its `data`),
     /// ~5 % of a `state --at` in retains and releases.
