@@ -17,7 +17,8 @@ protocol LedgerSnapshot {
     func lastPosition() throws -> Int64
     /// The event stored under `id`, if any.
     func event(id: String) throws -> RecordedEvent?
-    /// Events of `stream` with `at` ≤ `atMost`, in version order.
+    /// Events of `stream` with `at` ≤ `atMost`, in version order; their hashes may be left out (empty): a state
+    /// needs none.
     func events(stream: String, atMost: Int64) throws -> [RecordedEvent]
     /// Every event of `stream`, in version order; with `hashes`, each carries its chain hash.
     func events(stream: String, hashes: Bool) throws -> [RecordedEvent]

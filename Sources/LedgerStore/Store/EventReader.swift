@@ -14,6 +14,12 @@ struct EventReader {
         SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash
         FROM events e
         """
+    /// `columns` with NULL for the hash: for reads that hand out events without one (a state needs none, and each
+    /// row's 32 bytes were an array of their own).
+    static let columnsWithoutHash = """
+        SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, NULL
+        FROM events e
+        """
 
     /// The name of an interned stream id (a row names a stream that must exist).
     static func streamName(_ id: Int64, db: Database) throws -> String {
@@ -126,13 +132,13 @@ struct EventReader {
     }
 
     /// Like `events(_:stream:fromVersion:)`, only the events with `at` ≤ `atMost`: later rows are never
-    /// decompressed (a state as of T needs nothing after T). Sealed events come **without their hash** (empty):
-    /// it would take their whole segment, and a state needs none.
+    /// decompressed (a state as of T needs nothing after T). Events come **without their hash** (empty): a sealed
+    /// event's would take its whole segment, and a state needs none.
     func events(_ db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
         guard let streamID = try Self.streamID(stream, db: db) else { return [] }
         let through = try Self.sealedThrough(db)
         let sealed = through == 0 ? [] : try sealedEvents(db, stream: streamID, atMost: atMost)
-        let sql = Self.columns + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
+        let sql = Self.columnsWithoutHash + " WHERE e.stream = ? AND e.at <= ? AND e.position > ? ORDER BY e.version"
         return Self.joined(sealed, try fetch(db, sql: sql, stream: (streamID, stream)) {
             $0.bind(streamID, at: 1)
             $0.bind(atMost, at: 2)

@@ -15,7 +15,7 @@ extension EventStore {
     }
 
     /// Events of `stream` whose `at` (event time, Unix ms) is at most `atMost`, in version order: what a
-    /// query "as of T" needs, without decompressing the rest of the stream.
+    /// query "as of T" needs, without decompressing the rest of the stream. They come without their hashes (empty).
     public func events(in db: Database, stream: String, atMost: Int64) throws -> [RecordedEvent] {
         try reader.events(db, stream: stream, atMost: atMost)
     }
