@@ -149,18 +149,15 @@ extension GlobalOptions {
 
     /// The API keys of the ledger `db` names (a foreign file or database is refused). `keys create` makes the
     /// ledger when there is none (the first step of a new deployment); `list` and `revoke` need one (they made an
-    /// empty ledger file at a mistyped path, and the whole schema in an empty PostgreSQL database).
+    /// empty ledger file at a mistyped path, and the whole schema in an empty PostgreSQL database). Failures are
+    /// reported by the command's `runReporting`, like every other command's.
     func openKeys(mustExist: Bool) async throws -> APIKeyStore {
-        do {
-            if mustExist, case .postgres = location {
-                // Opened read-only first, which refuses a database without a ledger ("not a ledger") and migrates
-                // nothing; the file's check is `openLedger`'s own.
-                _ = try await openLedger(mustExist: true, readOnly: true)
-            }
-            return try await APIKeyStore(ledger: openLedger(mustExist: mustExist))
-        } catch {
-            throw reportFailure(error, db: db)
+        if mustExist, case .postgres = location {
+            // Opened read-only first, which refuses a database without a ledger ("not a ledger") and migrates
+            // nothing; the file's check is `openLedger`'s own.
+            _ = try await openLedger(mustExist: true, readOnly: true)
         }
+        return try await APIKeyStore(ledger: openLedger(mustExist: mustExist))
     }
 
     /// Opens the event store of a ledger file alone, read-only (stats, backup: features of the file).

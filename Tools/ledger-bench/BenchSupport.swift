@@ -18,8 +18,10 @@ enum Measure {
     /// Current resident set size in MiB.
     static func currentRSSMiB() -> Double? { statusField("VmRSS:") }
 
-    private static func statusField(_ name: String) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    /// A `/proc/PID/status` field in MiB (`name` with its colon, e.g. "VmHWM:"), of this process or of `pid`.
+    static func statusField(_ name: String, of pid: Int32? = nil) -> Double? {
+        let path = "/proc/\(pid.map(String.init) ?? "self")/status"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name) {
             let kib = line.split(separator: " ").compactMap { Double($0) }.first
             return kib.map { $0 / 1024 }

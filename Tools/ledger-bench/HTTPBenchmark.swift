@@ -242,19 +242,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
 
     /// "RSS N MiB: anon A, file F" of a running process (/proc/PID/status).
     static func memory(of pid: Int32) -> String {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return "?" }
-        func mib(_ name: String) -> Double {
-            let line = text.split(separator: "\n").first { $0.hasPrefix(name + ":") }
-            return (line?.split(separator: " ").compactMap { Double($0) }.first ?? -1024) / 1024
-        }
+        func mib(_ name: String) -> Double { Measure.statusField(name + ":", of: pid) ?? -1 }
         return String(format: "RSS %.0f MiB: anon %.0f, file %.0f", mib("VmRSS"), mib("RssAnon"), mib("RssFile"))
     }
 
-    static func peakRSSMiB(of pid: Int32) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        let line = text.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        return line?.split(separator: " ").compactMap { Double($0) }.first.map { $0 / 1024 }
-    }
+    static func peakRSSMiB(of pid: Int32) -> Double? { Measure.statusField("VmHWM:", of: pid) }
 }
 
 /// Sends prepared requests over N keep-alive connections (one thread each, each taking the next request)

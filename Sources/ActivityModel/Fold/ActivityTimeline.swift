@@ -120,7 +120,7 @@ struct ActivityTimeline {
     static func eventID(_ event: PositionedEvent) -> String { event.event.id ?? "#\(event.position)" }
 
     /// The id of the event at walk index `index`.
-    func eventID(at index: Int) -> String { events[index].event.id ?? "#\(events[index].position)" }
+    func eventID(at index: Int) -> String { Self.eventID(events[index]) }
 
     static func ordered(_ events: [PositionedEvent], asOf: Instant) -> [PositionedEvent] {
         var kept = events.filter { $0.event.at <= asOf }

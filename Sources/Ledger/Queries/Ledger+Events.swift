@@ -83,11 +83,11 @@ extension Ledger {
         Namespaced.qualify(id, app: app ?? "")
     }
 
-    /// The threads ledger reads block on, process-wide (like `NIOThreadPool.singleton`, never shut down). Fewer
-    /// than the pool's 5 reader connections, so a synchronous read elsewhere (an API key, the head position)
-    /// always finds a free reader however many slow queries are queued.
+    /// The threads ledger reads block on, process-wide (like `NIOThreadPool.singleton`, never shut down). One fewer
+    /// than the pool's reader connections (`StoreConfiguration.maximumReaders`), so a synchronous read elsewhere (an
+    /// API key, the head position) always finds a free reader however many slow queries are queued.
     static let readThreads: NIOThreadPool = {
-        let threads = NIOThreadPool(numberOfThreads: 4)
+        let threads = NIOThreadPool(numberOfThreads: StoreConfiguration.maximumReaders - 1)
         threads.start()
         return threads
     }()

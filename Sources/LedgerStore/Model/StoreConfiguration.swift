@@ -56,7 +56,7 @@ public struct StoreConfiguration: Sendable {
     /// the kernel's page cache holds the file once for every connection.
     public var readerCacheKiB = 4 * 1024
     /// Most reader connections the store's pool opens (GRDB's own default, named here because `readerCacheKiB`'s
-    /// bound counts on it).
+    /// bound and the ledger's read threads, one fewer, count on it).
     public static let maximumReaders = 5
     /// How much of the file readers map into memory (SQLite's `mmap_size`) instead of copying each page they read
     /// out of the kernel with a `pread`: that copy and its system call were ~10 % of a `state --at` on a sealed

@@ -10,16 +10,15 @@ struct EventReader {
 
     /// No join with `streams`: a scan resolves each interned stream id once (`names`), which is cheaper than a
     /// lookup per row.
-    static let columns = """
-        SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, e.hash
-        FROM events e
-        """
+    static let columns = select(hash: "e.hash")
     /// `columns` with NULL for the hash: for reads that hand out events without one (a state needs none, and each
     /// row's 32 bytes were an array of their own).
-    static let columnsWithoutHash = """
-        SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, NULL
-        FROM events e
-        """
+    static let columnsWithoutHash = select(hash: "NULL")
+
+    private static func select(hash: String) -> String {
+        "SELECT e.position, e.stream, e.version, e.id, e.type, e.at, e.recorded_at, e.dictionary, e.payload, \(hash)"
+            + " FROM events e"
+    }
 
     /// The name of an interned stream id (a row names a stream that must exist).
     static func streamName(_ id: Int64, db: Database) throws -> String {

@@ -224,11 +224,11 @@ struct Serve: AsyncParsableCommand {
 /// Opens the ledger the service answers from, with the asked durability (a file's: PostgreSQL commits durably).
 func openLedger(
     _ location: LedgerLocation, durability: Serve.Durability, busyTimeout: Duration,
-    sealing: StoreConfiguration.BackgroundSealing? = nil, readerMapBytes: Int? = nil, logger: Logger
+    sealing: StoreConfiguration.BackgroundSealing?, readerMapBytes: Int, logger: Logger
 ) async throws -> Ledger {
     var configuration = LedgerConfiguration()
     configuration.store.backgroundSealing = sealing
-    if let readerMapBytes { configuration.store.readerMapBytes = readerMapBytes }
+    configuration.store.readerMapBytes = readerMapBytes
     configuration.store.durability = durability == .full ? .full : .normal
     configuration.store.busyTimeout = busyTimeout
     return try await Ledger.open(location, configuration: configuration, logger: logger)
