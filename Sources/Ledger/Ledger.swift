@@ -4,6 +4,7 @@ import GRDB
 import LedgerPostgres
 import LedgerStore
 import Logging
+import Synchronization
 
 /// The application: one ledger with its log (LedgerStore), the domain rules (ActivityModel) and the projections
 /// that join them. Appends validate with the domain types and update the projections in the same transaction;
@@ -23,6 +24,11 @@ public final class Ledger: Sendable {
     let projector: ActivityProjector
     let logger: Logger
     public let maxEventBytes: Int
+    /// ``LedgerConfiguration/queriesOnCallerThread``.
+    let queriesOnCallerThread: Bool
+    /// Whether one of this ledger's queries is running on its caller's thread (``read(_:)``): at most one at a
+    /// time, so that many concurrent callers block at most one of their threads and take one reader connection.
+    let callerThreadQuery = Atomic<Bool>(false)
     /// Signalled when the ledger grows (``waitForAppend(timeout:)``).
     let appended = AppendSignal()
 
@@ -86,6 +92,7 @@ public final class Ledger: Sendable {
         path = postgres.location
         self.logger = logger
         maxEventBytes = configuration.maxEventBytes
+        queriesOnCallerThread = configuration.queriesOnCallerThread
         projector = ActivityProjector(logger: logger)
     }
 
@@ -114,6 +121,7 @@ public final class Ledger: Sendable {
         self.path = path
         self.logger = logger
         self.maxEventBytes = configuration.maxEventBytes
+        self.queriesOnCallerThread = configuration.queriesOnCallerThread
         let projector = ActivityProjector(logger: logger)
         var storeConfiguration = configuration.store
         let readOnly = storeConfiguration.readOnly
@@ -225,6 +233,13 @@ public struct LedgerConfiguration: Sendable {
     public var maxEventBytes = 256 * 1024
     /// On PostgreSQL: the most connections this process opens (README "PostgreSQL", pool sizing).
     public var postgresConnections = 8
+    /// A file's query runs on the thread of the task that asks it, blocking that thread for the query's time, when
+    /// no other query of the ledger is running that way; otherwise (and with this off) it is handed to the
+    /// ledger's read threads and the task resumes when it is answered. The hand-off wakes two threads, one there
+    /// and one back, which added 0.05 ms to a `state --at`'s p50 and 0.1–0.2 ms to its p99 (3,000 states on the
+    /// 1M-event sealed corpus, BENCHMARKS.md session 34). On for the CLI and for code that embeds the ledger;
+    /// `serve` turns it off, so that no HTTP handler's thread waits on SQLite.
+    public var queriesOnCallerThread = true
 
     public init(store: StoreConfiguration = .init()) {
         self.store = store

@@ -13,11 +13,11 @@ struct ReaderMapTests {
         return (reader, writer)
     }
 
-    @Test("readers cache 4 MiB each, at most five of them, the writer 32 MiB; both are configurable")
+    @Test("readers cache 4 MiB each, at most six of them, the writer 32 MiB; both are configurable")
     func cacheSizes() async throws {
         var configuration = StoreFixture.fastConfiguration
         let fixture = try StoreFixture(configuration: configuration)
-        #expect(fixture.store.pool.configuration.maximumReaderCount == 5)
+        #expect(fixture.store.pool.configuration.maximumReaderCount == 6)
         // A negative cache_size is KiB.
         let sizes = try await Self.sizes(fixture.store, "cache_size")
         #expect(sizes.reader == -4096 && sizes.writer == -32768, "\(sizes)")

@@ -5,6 +5,7 @@ import GRDB
 import LedgerStore
 import NIOPosix
 import Logging
+import Synchronization
 
 /// One stored event, decoded, with what the log knows about it.
 public struct LoggedEvent: Sendable, Hashable {
@@ -83,11 +84,12 @@ extension Ledger {
         Namespaced.qualify(id, app: app ?? "")
     }
 
-    /// The threads ledger reads block on, process-wide (like `NIOThreadPool.singleton`, never shut down). One fewer
-    /// than the pool's reader connections (`StoreConfiguration.maximumReaders`), so a synchronous read elsewhere (an
-    /// API key, the head position) always finds a free reader however many slow queries are queued.
+    /// The threads ledger reads block on, process-wide (like `NIOThreadPool.singleton`, never shut down). Two fewer
+    /// than the pool's reader connections (`StoreConfiguration.maximumReaders`): one for the query that runs on its
+    /// caller's thread (``Ledger/callerThreadQuery``), one so that a synchronous read elsewhere (an API key, the head
+    /// position) always finds a free reader however many slow queries are queued.
     static let readThreads: NIOThreadPool = {
-        let threads = NIOThreadPool(numberOfThreads: StoreConfiguration.maximumReaders - 1)
+        let threads = NIOThreadPool(numberOfThreads: StoreConfiguration.maximumReaders - 2)
         threads.start()
         return threads
     }()
@@ -126,14 +128,25 @@ extension Ledger {
     /// thread, so when every cooperative thread was itself waiting for a reader (an API key checked with a
     /// synchronous read while 64 queries were in flight) nothing ran and the server stopped answering
     /// (`ConcurrentReadTests`). Here the thread that took the reader gives it back.
+    ///
+    /// With ``LedgerConfiguration/queriesOnCallerThread`` one query of this ledger at a time runs on the asking
+    /// task's own thread instead (no hand-off): it holds a reader only while it runs, and awaits nothing meanwhile,
+    /// so it cannot wait on a cooperative thread either.
     func read<T: Sendable>(_ query: @escaping @Sendable (any LedgerSnapshot) throws -> T) async throws -> T {
         switch storage {
         case .file(let store):
             let pool = store.pool
+            let run: @Sendable () throws -> T = {
+                try pool.read { db in try query(SQLiteSnapshot(store: store, db: db)) }
+            }
             do {
-                return try await Self.readThreads.runIfActive {
-                    try pool.read { db in try query(SQLiteSnapshot(store: store, db: db)) }
+                if queriesOnCallerThread, callerThreadQuery.compareExchange(
+                    expected: false, desired: true, ordering: .acquiring).exchanged
+                {
+                    defer { callerThreadQuery.store(false, ordering: .releasing) }
+                    return try run()
                 }
+                return try await Self.readThreads.runIfActive(run)
             } catch {
                 // A LedgerError the query threw passes through unchanged.
                 throw Self.storageError(error, path: path, busyTimeout: store.configuration.busyTimeout)

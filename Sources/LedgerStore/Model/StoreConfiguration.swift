@@ -49,15 +49,16 @@ public struct StoreConfiguration: Sendable {
     /// SQLite page cache of the writer connection, in KiB.
     public var cacheKiB = 32 * 1024
     /// SQLite page cache of each reader connection, in KiB; a store opens at most `maximumReaders` of them, so the
-    /// readers together cache at most 5 × 4 MiB. With 32 MiB each (the writer's size, before session 33) `serve`
+    /// readers together cache at most 6 × 4 MiB. With 32 MiB each (the writer's size, before session 33) `serve`
     /// answering 20,000 random state/timeline/audit requests reached 222 MiB resident, 179 MiB of it its own memory,
     /// and answered no faster than with 2, 4 or 8 MiB each (1.69–1.71k requests/s at every size); nor did 4 MiB slow
     /// `state --at` in process (BENCHMARKS.md, session 33). A random query's leaf pages are in no cache of this size;
     /// the kernel's page cache holds the file once for every connection.
     public var readerCacheKiB = 4 * 1024
-    /// Most reader connections the store's pool opens (GRDB's own default, named here because `readerCacheKiB`'s
-    /// bound and the ledger's read threads, one fewer, count on it).
-    public static let maximumReaders = 5
+    /// Most reader connections the store's pool opens (GRDB's default of 5 plus one for the ledger's query that runs
+    /// on its caller's thread; named here because `readerCacheKiB`'s bound and the ledger's read threads, two fewer,
+    /// count on it).
+    public static let maximumReaders = 6
     /// How much of the file readers map into memory (SQLite's `mmap_size`) instead of copying each page they read
     /// out of the kernel with a `pread`: that copy and its system call were ~10 % of a `state --at` on a sealed
     /// ledger, and mapping took the state's p50 from 0.72 to 0.61 ms (BENCHMARKS.md, session 32). Readers only: the

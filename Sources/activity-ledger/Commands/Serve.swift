@@ -227,6 +227,8 @@ func openLedger(
     sealing: StoreConfiguration.BackgroundSealing?, readerMapBytes: Int, logger: Logger
 ) async throws -> Ledger {
     var configuration = LedgerConfiguration()
+    // Queries wait on the ledger's read threads, never on a thread the HTTP handlers share.
+    configuration.queriesOnCallerThread = false
     configuration.store.backgroundSealing = sealing
     configuration.store.readerMapBytes = readerMapBytes
     configuration.store.durability = durability == .full ? .full : .normal
