@@ -22,10 +22,25 @@ struct CallerThreadQueryTests {
             logger: Logger(label: "test"))
     }
 
-    /// The thread a query ran on, and the thread of the task just before it asked (no suspension between).
-    static func threads(_ ledger: Ledger) async throws -> (asked: UInt, ran: UInt) {
-        let asked = UInt(pthread_self())
-        let ran = try await ledger.read { _ in UInt(pthread_self()) }
+    /// A thread: its id and its name (the ledger's read threads are `NIOThreadPool`'s, named `TP-#n`).
+    struct Place: Equatable, CustomStringConvertible {
+        var thread: UInt
+        var name: String
+        var isReadThread: Bool { name.hasPrefix("TP-#") }
+        var description: String { "\(name) (\(thread))" }
+
+        static var current: Place { Place(thread: UInt(pthread_self()), name: Thread.current.name ?? "") }
+    }
+
+    /// Where the task was just before it asked (no suspension between) and where its query ran.
+    static func places(_ ledger: Ledger, while body: @escaping @Sendable () -> Void = {}) async throws
+        -> (asked: Place, ran: Place)
+    {
+        let asked = Place.current
+        let ran = try await ledger.read { _ in
+            body()
+            return Place.current
+        }
         return (asked, ran)
     }
 
@@ -35,10 +50,10 @@ struct CallerThreadQueryTests {
         let off = try open(onCallerThread: false)
         defer { on.file?.close(); off.file?.close() }
         for _ in 0..<20 {
-            let inline = try await Self.threads(on)
-            #expect(inline.asked == inline.ran)
-            let handed = try await Self.threads(off)
-            #expect(handed.asked != handed.ran)
+            let inline = try await Self.places(on)
+            #expect(inline.asked == inline.ran && !inline.ran.isReadThread, "\(inline)")
+            let handed = try await Self.places(off)
+            #expect(handed.ran.isReadThread && !handed.asked.isReadThread, "\(handed)")
         }
     }
 
@@ -48,34 +63,56 @@ struct CallerThreadQueryTests {
         defer { ledger.file?.close() }
         let entered = Atomic<Bool>(false)
         let release = DispatchSemaphore(value: 0)
-        let first = Task {
-            try await Self.threads(ledger, while: {
+        // The first query's task runs on a thread of its own, which the query then blocks: blocking one of the
+        // cooperative threads instead could leave a loaded test run without one for minutes.
+        let own = OneThreadExecutor(name: "caller-thread-test")
+        let first = Task(executorPreference: own) {
+            try await Self.places(ledger, while: {
                 entered.store(true, ordering: .sequentiallyConsistent)
-                _ = release.wait(timeout: .now() + 60)
+                _ = release.wait(timeout: .now() + 600)
             })
         }
-        // Waits without blocking a thread: the other tests of the run may hold the rest of the cooperative pool.
         for _ in 0..<6000 where !entered.load(ordering: .sequentiallyConsistent) {
             try await Task.sleep(for: .milliseconds(10))
         }
         let started = entered.load(ordering: .sequentiallyConsistent)
         try #require(started, "the first query never started")
-        let second = try await Self.threads(ledger)
+        let second = try await Self.places(ledger)
         release.signal()
         let inline = try await first.value
-        #expect(inline.asked == inline.ran, "the first query ran on its caller's thread")
-        #expect(second.asked != second.ran, "the second was handed off while the first held the caller's slot")
+        #expect(inline.asked == inline.ran && !inline.ran.isReadThread, "the first ran on its caller's thread: \(inline)")
+        #expect(second.ran.isReadThread, "the second was handed off while the first held the caller's slot: \(second)")
         // The slot is free again.
-        let after = try await Self.threads(ledger)
-        #expect(after.asked == after.ran)
+        let after = try await Self.places(ledger)
+        #expect(after.asked == after.ran && !after.ran.isReadThread, "\(after)")
+    }
+}
+
+/// A task executor with one thread of its own, for a task that must block its thread. The thread keeps the executor
+/// (and itself) alive for the rest of the test process.
+final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    init(name: String) {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty { condition.wait() }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+        thread.name = name
+        thread.start()
     }
 
-    static func threads(_ ledger: Ledger, while body: @escaping @Sendable () -> Void) async throws -> (asked: UInt, ran: UInt) {
-        let asked = UInt(pthread_self())
-        let ran = try await ledger.read { _ in
-            body()
-            return UInt(pthread_self())
-        }
-        return (asked, ran)
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
     }
 }
