@@ -25,8 +25,8 @@ extension PayloadScanner {
         var escaped = false
         var size = 2
         while index < bytes.count {
-            // Plain ASCII runs first, in a tight loop: most of a payload's bytes. Eight at a time while no byte of
-            // the word needs a look, then one by one up to the byte that does.
+            // Plain ASCII runs first, eight bytes at a time up to the first byte that needs a look; one by one
+            // only in the payload's last few bytes.
             let run = index
             index = Self.plainWords(bytes, from: index)
             while index < bytes.count {
@@ -55,10 +55,12 @@ extension PayloadScanner {
         throw UnusualPayload()
     }
 
-    /// The first offset from `start` whose 8-byte word holds a byte that is not plain string content: a quote or a
-    /// backslash (a zero byte after XOR), a control character (a borrow out of the byte minus 0x20) or a non-ASCII
-    /// byte (its high bit). As a yes/no for the whole word each test is exact: a borrow only spreads upwards from a
-    /// byte that is itself one of them. Words that would run past the end are left to the byte loop.
+    /// The offset of the first byte from `start` that is not plain string content — a quote or a backslash (a zero
+    /// byte after XOR), a control character (a borrow out of the byte minus 0x20) or a non-ASCII byte (its high
+    /// bit) — read eight bytes at a time; near the end, where a word would run past it, the offset of that word.
+    /// Each test is exact for the word's lowest flagged byte (a borrow only spreads upwards, from a byte that is
+    /// itself one of them), and in little-endian order that is the first: the scan jumps straight to it instead of
+    /// stepping to it byte by byte (most strings end inside their first word).
     @inline(__always)
     static func plainWords(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         guard let base = bytes.baseAddress else { return start }
@@ -66,12 +68,13 @@ extension PayloadScanner {
         let highs: UInt64 = 0x8080_8080_8080_8080
         var index = start
         while index + 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
             let special =
-                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- (ones &* 0x20)) | word
-            guard special & highs == 0 else { break }
+                (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- (ones &* 0x20)) | word)
+                & highs
+            guard special == 0 else { return index + special.trailingZeroBitCount >> 3 }
             index += 8
         }
         return index

@@ -68,11 +68,19 @@ struct ProjectionBatch<Store: ProjectionRows> {
         default:
             break
         }
-        try updateSummary(id) { row in Self.fold(event, into: &row, position: position, at: at) }
+        // Folded through no closure: one capturing the event copied it (and released it) for every event.
+        let index = try heldRow(id)
+        heldBytes += Self.fold(event, into: &rows.values[index], position: position, at: at)
     }
 
-    /// An event of the activity's own stream, folded into its row.
-    private static func fold(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) {
+    /// An event of the activity's own stream, folded into its row; the change in payload bytes the row keeps alive.
+    private static func fold(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) -> Int {
+        let before = heldBytes(row)
+        foldFact(event, into: &row, position: position, at: at)
+        return heldBytes(row) - before
+    }
+
+    private static func foldFact(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) {
         row.count(position: position, at: at)
         if case .reconcile = event.body {} else { row.noteFact(at: at) }
         switch event.body {
@@ -136,24 +144,30 @@ struct ProjectionBatch<Store: ProjectionRows> {
     /// Changes an activity's row in place, reading it first if it is not held yet. Keeps `heldBytes`: the
     /// payload bytes held rows keep alive through their intended content state.
     private mutating func updateSummary(_ id: String, _ change: (inout ActivitySummary) -> Void) throws {
-        let index: Dictionary<String, ActivitySummary>.Index
-        if let held = rows.index(forKey: id) {
-            index = held
-        } else {
-            var row = try readSummary(id) ?? ActivitySummary(activity: id)
-            // Counted earlier in the batch: those events come before this change.
-            if let earlier = counted.removeValue(forKey: id) { row.count(earlier) }
-            rows[id] = row
-            index = rows.index(forKey: id)!
-        }
+        let index = try heldRow(id)
         heldBytes += Self.change(&rows.values[index], change)
     }
 
     /// Changes a row in place (no copy of it); the change in payload bytes it keeps alive.
     private static func change(_ row: inout ActivitySummary, _ change: (inout ActivitySummary) -> Void) -> Int {
-        let before = row.intendedState?.storedBytes ?? 0
+        let before = heldBytes(row)
         change(&row)
-        return (row.intendedState?.storedBytes ?? 0) - before
+        return heldBytes(row) - before
+    }
+
+    /// Where an activity's row is held, reading it first if it is not held yet (changed in place there, no copy).
+    private mutating func heldRow(_ id: String) throws -> Dictionary<String, ActivitySummary>.Index {
+        if let held = rows.index(forKey: id) { return held }
+        var row = try readSummary(id) ?? ActivitySummary(activity: id)
+        // Counted earlier in the batch: those events come before this change.
+        if let earlier = counted.removeValue(forKey: id) { row.count(earlier) }
+        rows[id] = row
+        return rows.index(forKey: id)!
+    }
+
+    /// The payload bytes a held row keeps alive.
+    private static func heldBytes(_ row: ActivitySummary) -> Int {
+        row.intendedState?.storedBytes ?? 0
     }
 
     /// Flushes of at least this many rows hash their intended states on two threads first (`hashIntendedStates`).
