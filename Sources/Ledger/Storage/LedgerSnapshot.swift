@@ -8,8 +8,8 @@ import LedgerStore
 /// backends answer the same bytes for the same log (`LedgerConformanceTests`).
 ///
 /// Names are stored names: streams, ids and projection keys qualified by their app (`Namespaced`).
-/// Calls block their thread until answered; ``Ledger/read(_:)`` runs them on ``Ledger/readThreads``, never on
-/// one of Swift's cooperative threads.
+/// Calls block their thread until answered; ``Ledger/read(_:)`` runs them on ``Ledger/readThreads`` — for a file
+/// with ``LedgerConfiguration/queriesOnCallerThread``, one query at a time on the asking task's own thread.
 protocol LedgerSnapshot {
     // MARK: The log
 
