@@ -236,7 +236,7 @@ public struct LedgerConfiguration: Sendable {
     /// A file's query runs on the thread of the task that asks it, blocking that thread for the query's time, when
     /// no other query of the ledger is running that way; otherwise (and with this off) it is handed to the
     /// ledger's read threads and the task resumes when it is answered. The hand-off wakes two threads, one there
-    /// and one back, which added 0.05 ms to a `state --at`'s p50 and 0.1–0.2 ms to its p99 (3,000 states on the
+    /// and one back, which added 0.05 ms to a `state --at`'s p50 and 0.1–0.4 ms to its p99 (3,000 states on the
     /// 1M-event sealed corpus, BENCHMARKS.md session 34). On for the CLI and for code that embeds the ledger;
     /// `serve` turns it off, so that no HTTP handler's thread waits on SQLite.
     public var queriesOnCallerThread = true

@@ -80,7 +80,7 @@ struct CallerThreadQueryTests {
         let second = try await Self.places(ledger)
         release.signal()
         let inline = try await first.value
-        #expect(inline.asked == inline.ran && !inline.ran.isReadThread, "the first ran on its caller's thread: \(inline)")
+        #expect(inline.asked == inline.ran && !inline.ran.isReadThread, "the first ran where it asked: \(inline)")
         #expect(second.ran.isReadThread, "the second was handed off while the first held the caller's slot: \(second)")
         // The slot is free again.
         let after = try await Self.places(ledger)

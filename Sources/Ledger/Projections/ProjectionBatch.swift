@@ -74,13 +74,17 @@ struct ProjectionBatch<Store: ProjectionRows> {
     }
 
     /// An event of the activity's own stream, folded into its row; the change in payload bytes the row keeps alive.
-    private static func fold(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) -> Int {
+    private static func fold(
+        _ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64
+    ) -> Int {
         let before = heldBytes(row)
         foldFact(event, into: &row, position: position, at: at)
         return heldBytes(row) - before
     }
 
-    private static func foldFact(_ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64) {
+    private static func foldFact(
+        _ event: ProjectionEvent, into row: inout ActivitySummary, position: Int64, at: Int64
+    ) {
         row.count(position: position, at: at)
         if case .reconcile = event.body {} else { row.noteFact(at: at) }
         switch event.body {
