@@ -44,8 +44,7 @@ extension Ledger {
             // to a bound, so most are read never and written once.
             // Each segment's decoding keeps a memo of the last stream (a block lends its events with one name).
             let makeDecode: @Sendable () -> (EventView) -> Result<ProjectionEvent, any Error> = {
-                var streams = ProjectionDecoder.StreamMemo()
-                return { view in Result { try ProjectionDecoder.decode(view, streams: &streams) } }
+                ProjectionDecoder.ViewDecoder().decode
             }
             let decodeBuilt: @Sendable (RecordedEvent) -> Result<ProjectionEvent, any Error> = { recorded in
                 Result { try ProjectionDecoder.decode(recorded) }

@@ -177,12 +177,14 @@ extension ProjectionEvent {
     /// The event with every name it carries (its stream's id, tokens, channels, installations, a subscribed
     /// activity) qualified by `app` (`Namespaced`): projection rows hold stored names, so two apps' activities,
     /// tokens and channels never meet in a table. Queries qualify their inputs and strip their outputs.
-    func qualified(app: String) -> ProjectionEvent {
+    /// Consuming: the event is moved through, not copied (a copy and a destroy per event was ~2 % of a sealed
+    /// rebuild).
+    consuming func qualified(app: String) -> ProjectionEvent {
         guard !app.isEmpty else { return self }
         func q(_ name: String) -> String { Namespaced.qualify(name, app: app) }
         var copy = self
-        copy.stream = StreamName(kind: stream.kind, id: q(stream.id))
-        switch body {
+        copy.stream = StreamName(kind: copy.stream.kind, id: q(copy.stream.id))
+        switch copy.body {
         case .request(var request):
             request.installation = request.installation.map(q)
             if case .channel(let channel)? = request.pushType { request.pushType = .channel(q(channel)) }
