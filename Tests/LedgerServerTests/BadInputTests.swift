@@ -131,6 +131,7 @@ struct BadInputTests {
             #expect(reply.errorCode == "malformedJSON")
             // Where and why (the generated decoder said "The given data was not valid JSON." for all of these).
             #expect(reply.errorMessage == "malformed JSON: unexpected end of input at byte 10", "\(reply.text)")
+            #expect(reply.errorField == "body", "\(reply.text)")
             let surrogate = try await client.post(
                 "/v1/batches", key: service.ingest,
                 #"{"events":[{"stream":"activity:\ud800","type":"request","at":1,"data":{}}]}"#)
@@ -143,6 +144,7 @@ struct BadInputTests {
                 let resync = try await client.post("/v1/resync", key: service.ingest, body)
                 #expect(resync.status == 400 && resync.errorCode == "malformedJSON", "\(body): \(resync.text)")
                 #expect(resync.errorMessage == "malformed JSON: \(problem)", "\(body): \(resync.text)")
+                #expect(resync.errorField == "body", "\(body): \(resync.text)")
             }
             // A version that is no stream version is named, not "malformed JSON".
             for version in ["0.5", "9223372036854775808", "-1", "\"3\""] {
@@ -257,6 +259,7 @@ struct BadInputTests {
             #expect(reply.status == 413)
             #expect(reply.errorCode == "payloadTooLarge")
             #expect(reply.errorMessage.contains("1024"))
+            #expect(reply.errorField == "body")
         }
         #expect(try service.storedIDs().isEmpty)
     }
@@ -306,8 +309,9 @@ struct BadInputTests {
         try await service.test { client async throws in
             let reply = try await client.post(
                 "/v1/events", key: service.ingest, Sample.request("R1"), contentType: "text/plain")
-            #expect((400..<500).contains(reply.status))
-            #expect(reply.json?["error"] != nil)
+            #expect(reply.status == 415, "\(reply.text)")
+            #expect(reply.errorCode == "unsupportedMediaType", "\(reply.text)")
+            #expect(reply.errorField == "Content-Type", "\(reply.text)")
         }
     }
 }

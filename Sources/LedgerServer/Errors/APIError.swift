@@ -35,25 +35,27 @@ struct APIError: Error, Sendable, HTTPResponseError {
 
     /// A body that is not JSON, with where and why (`JSONParseError`: "… at byte N").
     static func malformedJSON(_ problem: JSONParseError) -> Self {
-        Self(status: .badRequest, code: "malformedJSON", message: "malformed JSON: \(problem)")
+        Self(status: .badRequest, code: "malformedJSON", message: "malformed JSON: \(problem)", field: "body")
     }
 
     static func invalidParameter(_ name: String, _ message: String) -> Self {
         Self(status: .badRequest, code: "invalidParameter", message: "parameter '\(name)': \(message)", field: name)
     }
 
+    /// The request's API key (`Authorization` or `X-API-Key`) is missing, unknown or revoked.
     static func unauthorized(_ message: String) -> Self {
-        Self(status: .unauthorized, code: "unauthorized", message: message)
+        Self(status: .unauthorized, code: "unauthorized", message: message, field: "Authorization")
     }
 
+    /// The request's API key lacks the route's scope.
     static func forbidden(_ message: String) -> Self {
-        Self(status: .forbidden, code: "forbidden", message: message)
+        Self(status: .forbidden, code: "forbidden", message: message, field: "Authorization")
     }
 
     static func tooLarge(limit: Int) -> Self {
         Self(
             status: .contentTooLarge, code: "payloadTooLarge",
-            message: "request body is over the limit of \(limit) bytes"
+            message: "request body is over the limit of \(limit) bytes", field: "body"
         )
     }
 

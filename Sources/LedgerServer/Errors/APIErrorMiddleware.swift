@@ -53,15 +53,16 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 return .badRequest(error.causeDescription)
             }
             if status.kind == .clientError {
-                return APIError(status: status, code: code(for: status), message: error.causeDescription)
+                return APIError(
+                    status: status, code: code(for: status), message: error.causeDescription, field: field(for: status))
             }
             return internalError()
         case let error as any HTTPResponseError:
             let status = error.status
             if status.code == 413 {
-                return APIError(status: status, code: "payloadTooLarge", message: "request body too large")
+                return APIError(status: status, code: "payloadTooLarge", message: "request body too large", field: "body")
             }
-            return APIError(status: status, code: code(for: status), message: status.reasonPhrase)
+            return APIError(status: status, code: code(for: status), message: status.reasonPhrase, field: field(for: status))
         default:
             return internalError()
         }
@@ -69,6 +70,16 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private static func internalError() -> APIError {
         APIError(status: .internalServerError, code: "internal", message: "internal error; see the server log")
+    }
+
+    /// What a status refuses when the framework, not a handler, refused the request: the body (413) or its
+    /// `Content-Type` (415); nil for the others.
+    private static func field(for status: HTTPResponse.Status) -> String? {
+        switch status.code {
+        case 413: "body"
+        case 415: "Content-Type"
+        default: nil
+        }
     }
 
     private static func code(for status: HTTPResponse.Status) -> String {
@@ -131,7 +142,8 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
             if field.isEmpty {
-                var error = APIError.badRequest("malformed JSON: \(context.debugDescription)")
+                // The body's (a query parameter's is named by `queryParameterError` before this is asked).
+                var error = APIError.badRequest("malformed JSON: \(context.debugDescription)", field: "body")
                 error.code = "malformedJSON"
                 return error
             }
