@@ -60,9 +60,11 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error as any HTTPResponseError:
             let status = error.status
             if status.code == 413 {
-                return APIError(status: status, code: "payloadTooLarge", message: "request body too large", field: "body")
+                return APIError(
+                    status: status, code: "payloadTooLarge", message: "request body too large", field: "body")
             }
-            return APIError(status: status, code: code(for: status), message: status.reasonPhrase, field: field(for: status))
+            return APIError(
+                status: status, code: code(for: status), message: status.reasonPhrase, field: field(for: status))
         default:
             return internalError()
         }
