@@ -146,7 +146,9 @@ struct QueryTests {
             let reply = try await waiting
             #expect(reply.json?["events"]?.arrayValue?.map { $0["id"]?.stringValue } == ["late"])
             #expect(reply.json?["lastPosition"]?.intValue == 3)
-            #expect(ContinuousClock.now - start < .seconds(20))
+            // Not woken, it would answer after the full 30 s; woken, 1-2 s, and 21.6 s once in CI's full server suite
+            // in an hour when other work on this 2-core machine held it at half speed.
+            #expect(ContinuousClock.now - start < .seconds(28))
             let quietStart = ContinuousClock.now
             let quiet = try await client.get("/v1/feed?after=3&wait=0.3", key: service.read)
             #expect(quiet.json?["events"]?.arrayValue?.isEmpty == true)
