@@ -6,14 +6,16 @@ Usage: Tools/long-activity.py N MODE > a.jsonl   (activity "A": a request, a tok
   obs    each update pushed once (200) and then observed by the device
   fail   as obs, every third push a 429
   dead   pushed once each; from the 101st on every push is a 410 (a sender that keeps pushing to a dead token)
+  retries  three updates, each pushed N times, every attempt a 429 or a 500 (BENCHMARKS.md, session 36)
+  deaths   one update pushed N times, each a 410 that dates the token's death a millisecond earlier (session 36)
 """
 import datetime
 import json
 import sys
 
 n, mode = int(sys.argv[1]), sys.argv[2]
-if mode not in ("plain", "obs", "fail", "dead"):
-    sys.exit(f"MODE: plain, obs, fail or dead, got {mode!r}")
+if mode not in ("plain", "obs", "fail", "dead", "retries", "deaths"):
+    sys.exit(f"MODE: plain, obs, fail, dead, retries or deaths, got {mode!r}")
 t0 = datetime.datetime(2026, 11, 20, 20, 0, 0, tzinfo=datetime.timezone.utc)
 ts0 = int(t0.timestamp())
 
@@ -29,6 +31,17 @@ def line(event):
 line({"id": "r", "stream": "activity:A", "type": "request", "at": at(0),
       "data": {"attributesType": "T", "attributes": {"k": "v"}, "content": {"state": {"s": 0}}, "pushType": "token"}})
 line({"id": "k1", "stream": "activity:A", "type": "token", "at": at(1), "data": {"token": "aa01"}})
+if mode in ("retries", "deaths"):
+    for u in range(3 if mode == "retries" else 1):
+        line({"id": f"u{u}", "stream": "activity:A", "type": "update", "at": at(10 + u),
+              "data": {"content": {"state": {"s": u}}, "timestamp": ts0 + 1}})
+        for i in range(n):
+            push = {"refersTo": f"u{u}", "status": 429 if i % 2 else 500, "token": "aa01"}
+            if mode == "deaths":
+                push.update(status=410, reason="Unregistered", apnsTimestamp=(ts0 + 60) * 1000 - i)
+            line({"id": f"p{u}-{i}", "stream": "activity:A", "type": "push", "at": at(60_000), "source": "apns",
+                  "data": push})
+    sys.exit(0)
 step = 7 * 3600 * 1000 // n
 for i in range(n):
     ms = 10 + i * step

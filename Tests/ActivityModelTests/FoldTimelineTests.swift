@@ -165,6 +165,102 @@ struct FoldTimelineTests {
         #expect(channelEntries > 100)
     }
 
+    /// A few events pushed many times each: retries that fail and succeed, 410s whose token death is new, earlier
+    /// or later than one already known, pushes to a replaced token and after the end, observations between them.
+    static func pushHeavyHistory(seed: UInt64) -> [PositionedEvent] {
+        var rng = SeededGenerator(seed: seed)
+        var events: [PositionedEvent] = []
+        func add(_ at: Instant, _ data: EventData, source: Source = .server) {
+            let position = Int64(events.count + 1) * 13 % 2_003 + 1
+            events.append(
+                PositionedEvent(
+                    position: position,
+                    event: LedgerEvent(id: "e\(events.count + 1)", stream: .activity("A"), at: at, source: source, data: data)))
+        }
+        func minutes(_ m: Int64) -> Instant { t0.adding(milliseconds: m * 60_000) }
+        add(t0, .request(RequestData(
+            attributesType: "T", attributes: [:], content: ActivityContent(state: ["s": 0]),
+            pushType: Bool.random(using: &rng) ? .token : nil)))
+        add(minutes(1), .token(TokenData(token: "aa")))
+        var carried = ["e1"]
+        for u in 1...3 {
+            let ts = t0.seconds + Int64(u) * 60
+            add(minutes(Int64(u) + 1), .update(UpdateData(content: ActivityContent(state: ["s": .int(ts)]), timestamp: ts)))
+            carried.append("e\(events.count)")
+        }
+        if Bool.random(using: &rng) {
+            let ts = t0.seconds + 600
+            add(minutes(Int64.random(in: 30...600, using: &rng)), .end(EndData(
+                content: ActivityContent(state: ["s": .int(ts)]), timestamp: ts, dismissalPolicy: .default)))
+            carried.append("e\(events.count)")
+        }
+        for _ in 0..<Int.random(in: 120...260, using: &rng) {
+            // On a 10-minute grid, so that attempts share their `at` with each other and with the deaths 410s date.
+            let at = minutes(2 + 10 * Int64.random(in: 0...71, using: &rng))
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0:
+                add(at, .token(TokenData(token: "bb")))
+            case 1:
+                let seen = t0.seconds + Int64.random(in: 0...3, using: &rng) * 60
+                add(at, .observe(ObserveData(activityState: .active, contentTimestamp: seen)), source: .device)
+            default:
+                let status = [200, 429, 500, 410, 410].randomElement(using: &rng)!
+                let death: Instant? =
+                    status == 410 ? [nil, at.adding(hours: -2), at.adding(hours: 1)].randomElement(using: &rng)! : nil
+                add(at, .push(PushData(
+                    refersTo: carried.randomElement(using: &rng)!, status: status,
+                    token: ["aa", "bb", nil].randomElement(using: &rng)!, apnsTimestamp: death)))
+            }
+        }
+        return events.shuffled(using: &rng)
+    }
+
+    @Test("many attempts of a few events: the walk's best attempts equal looking every attempt up", arguments: 0..<40)
+    func manyAttempts(seed: Int) {
+        let events = Self.pushHeavyHistory(seed: UInt64(seed))
+        let to = Self.t0.adding(hours: 14)
+        let ordered = ActivityTimeline.ordered(events, asOf: to)
+        guard let request = ActivityTimeline.request(of: "A", in: ordered) else { return }
+        var walk = ActivityTimeline(activity: "A", request: request.event, data: request.data, asOf: request.event.event.at)
+        walk.tracksDisplayed = true
+        walking: for event in ordered where ActivityTimeline.isRelevant(event.event, activity: "A") {
+            walk.append(event)
+            let recomputed = walk.deliveries.indices.map { walk.isCandidate($0, before: .max) }
+            if walk.eligible != recomputed {
+                Issue.record("seed \(seed): candidate flags differ after \(event.event.id ?? "?")")
+                break
+            }
+            for id in walk.pushesByRef.keys {
+                let kept = [false, true].map { walk.currentBest(id, carryingEnd: $0) }
+                let looked = [false, true].map { walk.bestOutcome(carryingEnd: $0, id: id, before: .max) }
+                let tally = walk.attemptTallies[id].map { [$0.successes, $0.successesCarryingEnd] }
+                let counted = [false, true].map { ends in
+                    walk.pushesByRef[id, default: []].count { walk.outcome(of: walk.pushes[$0], carryingEnd: ends) == .success }
+                }
+                if kept != looked || tally != counted {
+                    Issue.record(
+                        "seed \(seed): best attempts of \(id) after \(event.event.id ?? "?"): \(kept), looked up \(looked); successes \(String(describing: tally)), counted \(counted)")
+                    break walking
+                }
+            }
+        }
+        let fast = ActivityFold.timeline(activity: "A", events: events, to: to)
+        #expect(fast == ActivityFold.timelineByRefolding(activity: "A", events: events, to: to), "seed \(seed)")
+    }
+
+    @Test("push-heavy histories reach token deaths, the end and dozens of attempts of one event")
+    func pushHeavyCoverage() throws {
+        var deaths = 0, ended = 0, most = 0
+        for seed in 0..<40 {
+            let walk = try ActivityTimeline(
+                activity: "A", events: Self.pushHeavyHistory(seed: UInt64(seed)), asOf: Self.t0.adding(hours: 14))
+            if !walk.deaths.isEmpty { deaths += 1 }
+            if walk.overAt != nil { ended += 1 }
+            most = max(most, walk.pushesByRef.values.map(\.count).max() ?? 0)
+        }
+        #expect(deaths > 20 && ended > 20 && most > 40)
+    }
+
     @Test("an activity without a request has an empty timeline; one requested after `to` too")
     func noRequest() {
         let events = Self.history(seed: 3)

@@ -50,6 +50,72 @@ extension ActivityTimeline {
         return last
     }
 
+    /// What an event's best attempt follows from (`attemptTallies`).
+    struct AttemptTally {
+        /// Attempts that succeed for a carried event that does not end the activity, and for one that does (a push
+        /// after the end fails `afterEnd` only for the first).
+        var successes = 0
+        var successesCarryingEnd = 0
+        /// Index in `pushes` of the newest attempt.
+        var newest: Int
+
+        mutating func add(_ p: Int, _ counts: (Int, Int)) {
+            newest = p
+            successes += counts.0
+            successesCarryingEnd += counts.1
+        }
+    }
+
+    /// `bestOutcome(carryingEnd:id:before: .max)` from `attemptTallies`: any success wins, else the newest attempt's
+    /// outcome. Nil without attempts.
+    func currentBest(_ id: String, carryingEnd: Bool) -> AttemptOutcome? {
+        guard let tally = attemptTallies[id] else { return nil }
+        if (carryingEnd ? tally.successesCarryingEnd : tally.successes) > 0 { return .success }
+        return outcome(of: pushes[tally.newest], carryingEnd: carryingEnd)
+    }
+
+    /// Adds the push at `pushes[p]`, the newest walked, to its event's tally and to its token's pushes.
+    mutating func noteAttempt(_ p: Int) {
+        let push = pushes[p]
+        let counts = successCounts(of: push)
+        attemptTallies[push.data.refersTo, default: AttemptTally(newest: p)].add(p, counts)
+        if let token = push.token { pushesByToken[token, default: []].append(p) }
+    }
+
+    /// Rebuilds every tally from the attempts (after the end, which every outcome may depend on).
+    mutating func recountAttempts() {
+        for (id, all) in pushesByRef {
+            guard let first = all.first else { continue }
+            var tally = AttemptTally(newest: first)
+            for p in all { tally.add(p, successCounts(of: pushes[p])) }
+            attemptTallies[id] = tally
+        }
+    }
+
+    /// Whether an attempt succeeds for a carried event that does not end the activity, and for one that does: the
+    /// first is the second unless the attempt came after the end (`outcome(of:carryingEnd:)`).
+    private func successCounts(of push: Push) -> (Int, Int) {
+        guard outcome(of: push, carryingEnd: true) == .success else { return (0, 0) }
+        return (wasOver(at: push.at, index: push.index) ? 0 : 1, 1)
+    }
+
+    /// `token` is dead from `from` now, earlier than `known` (nil: it was not dead): its attempts from `from` up to
+    /// `known` no longer succeed. Returns the events whose tallies changed.
+    mutating func uncountAttempts(to token: String, from: Instant, before known: Instant?) -> Set<String> {
+        guard let sent = pushesByToken[token] else { return [] }
+        var changed: Set<String> = []
+        for p in sent[sent.partitionPoint(where: { pushes[$0].at >= from })...] {
+            let push = pushes[p]
+            if let known, push.at >= known { break }
+            // Alive at its `at` before, dead now: it counted as a success if it was one and not after the end.
+            guard push.data.isSuccess, !killers.contains(push.position) else { continue }
+            attemptTallies[push.data.refersTo]?.successesCarryingEnd -= 1
+            if !wasOver(at: push.at, index: push.index) { attemptTallies[push.data.refersTo]?.successes -= 1 }
+            changed.insert(push.data.refersTo)
+        }
+        return changed
+    }
+
     /// A content the device may show: where it counts in the walk, its timestamp, and where it comes from.
     struct Candidate {
         var index: Int
@@ -82,9 +148,11 @@ extension ActivityTimeline {
     /// never got through (which shows nothing).
     func requestCandidate(before limit: Int) -> Candidate? {
         guard requestIndex < limit, !requestTooLarge else { return nil }
-        if case .failure? = bestOutcome(carryingEnd: false, id: Self.eventID(requestEvent), before: limit) {
-            return nil
-        }
+        let id = Self.eventID(requestEvent)
+        let best =
+            limit == .max && tracksDisplayed
+            ? currentBest(id, carryingEnd: false) : bestOutcome(carryingEnd: false, id: id, before: limit)
+        if case .failure? = best { return nil }
         return Candidate(index: requestIndex, timestamp: requestEvent.event.at.seconds, delivery: -1)
     }
 
@@ -99,10 +167,21 @@ extension ActivityTimeline {
             if attemptIndex.first[d] < limit { return false }
             return !deliveries[d].deadTokenAtRecord
         }
-        let best = bestOutcome(carryingEnd: deliveries[d].endedActivity, id: deliveries[d].id, before: limit)
+        return isCandidate(
+            d, best: bestOutcome(carryingEnd: deliveries[d].endedActivity, id: deliveries[d].id, before: limit))
+    }
+
+    /// Whether delivery `d`, with content and not rejected when recorded, may show given its best attempt.
+    private func isCandidate(_ d: Int, best: AttemptOutcome?) -> Bool {
         if case .failure? = best { return false }
         if deliveries[d].deadTokenAtRecord, best != .success { return false }
         return true
+    }
+
+    /// `isCandidate(d, before: .max)` from `attemptTallies`, for the walks that keep `eligible`.
+    func isEligibleNow(_ d: Int) -> Bool {
+        guard deliveries[d].content != nil, deliveries[d].ownRejection == nil else { return false }
+        return isCandidate(d, best: currentBest(deliveries[d].id, carryingEnd: deliveries[d].endedActivity))
     }
 
     /// Indexes the finished walk's attempts (see `AttemptIndex`). The walk must not take more events after it.
@@ -121,21 +200,47 @@ extension ActivityTimeline {
         attemptIndex = AttemptIndex(first: first, firstSuccess: firstSuccess)
     }
 
-    /// Keeps `eligible[d]` equal to `isCandidate(d, before: .max)` after the walk changed what it depends on:
-    /// the pushes carrying `id` (nil: the deaths, killers or the end, which every delivery depends on).
+    /// Keeps `attemptTallies`, and `eligible[d]` equal to `isCandidate(d, before: .max)`, after the walk changed
+    /// what they depend on: the newest push, which carried `id` (nil: the end, which every delivery depends on).
     mutating func refreshCandidates(carrying id: String?) {
         guard tracksDisplayed else { return }
-        let indices = id.map { deliveriesByID[$0] ?? [] } ?? Array(deliveries.indices)
+        if let id {
+            noteAttempt(pushes.count - 1)
+            refreshEligibility(of: id)
+        } else {
+            recountAttempts()
+            refreshEligibility(of: deliveries.indices)
+            shownIsKnown = false
+        }
+    }
+
+    /// `refreshCandidates` after the newest push, a 410, dated its token's death from `from`, earlier than `known`
+    /// (nil: the token was not dead): only its own event and the events of the token's attempts between the two
+    /// deaths change.
+    mutating func refreshCandidates(afterDeathOf token: String, from: Instant, before known: Instant?) {
+        guard tracksDisplayed else { return }
+        noteAttempt(pushes.count - 1)
+        var changed = uncountAttempts(to: token, from: from, before: known)
+        changed.insert(pushes[pushes.count - 1].data.refersTo)
+        for id in changed { refreshEligibility(of: id) }
+    }
+
+    /// Refreshes the deliveries of the event `id`, and what is displayed when the request's attempts changed.
+    private mutating func refreshEligibility(of id: String) {
+        refreshEligibility(of: deliveriesByID[id] ?? [])
+        // The request's own attempts decide whether it can show (a push-to-start that failed shows nothing).
+        if id == Self.eventID(requestEvent) { shownIsKnown = false }
+    }
+
+    private mutating func refreshEligibility(of indices: some Sequence<Int>) {
         for d in indices {
-            let now = isCandidate(d, before: .max)
+            let now = isEligibleNow(d)
             if now != eligible[d] {
                 eligible[d] = now
                 eligibleTimestamps.set(d, now ? deliveries[d].timestamp : nil)
                 shownIsKnown = false
             }
         }
-        // The request's own attempts decide whether it can show (a push-to-start that failed shows nothing).
-        if id == nil || id == Self.eventID(requestEvent) { shownIsKnown = false }
     }
 
     /// Computes what is displayed after everything walked and keeps it (`shownCandidate`) for the next events.

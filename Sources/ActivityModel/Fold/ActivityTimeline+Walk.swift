@@ -78,9 +78,10 @@ extension ActivityTimeline {
             if p.status == 410, let token {
                 let from = p.apnsTimestamp ?? event.at
                 killers.insert(positioned.position)
-                if deaths[token].map({ from < $0 }) ?? true {
+                let known = deaths[token]
+                if known.map({ from < $0 }) ?? true {
                     deaths[token] = from
-                    refreshCandidates(carrying: nil)
+                    refreshCandidates(afterDeathOf: token, from: from, before: known)
                 } else {
                     // The token was already dead as early: no other attempt's outcome moves, only this one's
                     // (a sender that keeps pushing to a dead token made every 410 a pass over every delivery).
@@ -159,7 +160,7 @@ extension ActivityTimeline {
     mutating func track(delivery d: Int, index: Int, timestamp: Int64) {
         deliveriesByID[deliveries[d].id, default: []].append(d)
         if deliveries[d].content != nil { contentsByTimestamp[timestamp, default: []].append(d) }
-        eligible.append(isCandidate(d, before: .max))
+        eligible.append(isEligibleNow(d))
         eligibleTimestamps.set(d, eligible[d] ? timestamp : nil)
         if eligible[d], shownIsKnown, shownCandidate.map({ timestamp >= $0.timestamp }) ?? true {
             shownCandidate = Candidate(index: index, timestamp: timestamp, delivery: d)
