@@ -96,6 +96,8 @@ struct FoldTimelineTests {
         let from: Instant? = Bool.random(using: &rng) ? Self.t0.adding(hours: Int64.random(in: -1...10, using: &rng)) : nil
         let fast = ActivityFold.timeline(activity: "A", events: events, from: from, to: to)
         let oracle = ActivityFold.timelineByRefolding(activity: "A", events: events, from: from, to: to)
+        let cards = ActivityFold.timelineCards(activity: "A", events: events, from: from, to: to)
+        #expect(cards.map(\.event) == oracle.map(\.event) && cards.map(\.card) == oracle.map { ActivityCard($0.state) })
         #expect(fast.count == oracle.count, "seed \(seed)")
         for (a, b) in zip(fast, oracle) where a != b {
             Issue.record("seed \(seed): entry \(a.event.event.id ?? "?") differs:\n\(a.state)\nvs\n\(b.state)")
@@ -141,7 +143,7 @@ struct FoldTimelineTests {
         #expect(zip(cards, cards.dropFirst()).allSatisfy { $0.asOf < $1.asOf })
         for _ in 0..<60 {
             let at = from.adding(milliseconds: Int64.random(in: 0...(to.milliseconds - from.milliseconds), using: &rng))
-            let folded = try? ActivityFold.state(activity: "A", events: events, asOf: at)
+            let folded = (try? ActivityFold.state(activity: "A", events: events, asOf: at)).map(ActivityCard.init)
             guard var card = cards.last(where: { $0.asOf <= at }) else {
                 #expect(folded == nil, "seed \(seed): no card at \(at.rfc3339) but the fold has a state")
                 continue

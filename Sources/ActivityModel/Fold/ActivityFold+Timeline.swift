@@ -22,12 +22,28 @@ extension ActivityFold {
     public static func timeline(activity: String, events: [PositionedEvent], from: Instant? = nil, to: Instant)
         -> [TimelineEntry]
     {
+        walkTimeline(activity: activity, events: events, from: from, to: to) { TimelineEntry(event: $0, state: $1.state()) }
+    }
+
+    /// `timeline` with each entry's card instead of its whole state (`ActivityCard`: what the timeline and the
+    /// incident view show of it), so that an entry copies no token history or channels.
+    public static func timelineCards(activity: String, events: [PositionedEvent], from: Instant? = nil, to: Instant)
+        -> [(event: PositionedEvent, card: ActivityCard)]
+    {
+        walkTimeline(activity: activity, events: events, from: from, to: to) { ($0, $1.card()) }
+    }
+
+    /// The one pass of `timeline`, reading each entry with `read`.
+    private static func walkTimeline<Entry>(
+        activity: String, events: [PositionedEvent], from: Instant?, to: Instant,
+        read: (PositionedEvent, ActivityTimeline) -> Entry
+    ) -> [Entry] {
         let ordered = ActivityTimeline.ordered(events, asOf: to)
         guard let request = ActivityTimeline.request(of: activity, in: ordered) else { return [] }
         var walk = ActivityTimeline(
             activity: activity, request: request.event, data: request.data, asOf: request.event.event.at)
         walk.tracksDisplayed = true
-        var entries: [TimelineEntry] = []
+        var entries: [Entry] = []
         for (index, event) in ordered.enumerated() {
             if ActivityTimeline.isRelevant(event.event, activity: activity) { walk.append(event) }
             guard index >= request.index else { continue }
@@ -39,7 +55,7 @@ extension ActivityFold {
             }
             walk.settle(asOf: event.event.at)
             walk.rememberDisplayed()
-            entries.append(TimelineEntry(event: event, state: walk.state()))
+            entries.append(read(event, walk))
         }
         return entries
     }
@@ -72,6 +88,13 @@ extension ActivityFold {
     ///
     /// The incident report uses it to precompute the Lock Screen card at every moment it can change.
     public static func states(activity: String, events: [PositionedEvent], at times: [Instant]) -> [ActivityState?] {
+        walkMoments(activity: activity, events: events, at: times) { $0.state() }
+    }
+
+    /// The one walk of `states`, reading the activity at each time with `read`.
+    private static func walkMoments<Moment>(
+        activity: String, events: [PositionedEvent], at times: [Instant], read: (ActivityTimeline) -> Moment
+    ) -> [Moment?] {
         guard let last = times.last else { return [] }
         let ordered = ActivityTimeline.ordered(events, asOf: last)
         guard let request = ActivityTimeline.request(of: activity, in: ordered) else { return times.map { _ in nil } }
@@ -79,50 +102,39 @@ extension ActivityFold {
             activity: activity, request: request.event, data: request.data, asOf: request.event.event.at)
         walk.tracksDisplayed = true
         var next = 0
-        var states: [ActivityState?] = []
-        states.reserveCapacity(times.count)
+        var moments: [Moment?] = []
+        moments.reserveCapacity(times.count)
         for time in times {
             while next < ordered.count, ordered[next].event.at <= time {
                 if ActivityTimeline.isRelevant(ordered[next].event, activity: activity) { walk.append(ordered[next]) }
                 next += 1
             }
             guard next > request.index else {
-                states.append(nil)
+                moments.append(nil)
                 continue
             }
             walk.settle(asOf: time)
             walk.rememberDisplayed()
-            states.append(walk.state())
+            moments.append(read(walk))
         }
-        return states
+        return moments
     }
 
-    /// The activity at every moment in [`from`, `to`] where its state can change: `from`, each event's `at`, and
-    /// each deadline a state names (`deadlines(of:)`), ascending. Between two of them nothing changes, so the
-    /// state as of any T in the window is the last one at or before T, with `asOf` T (a property test holds this
-    /// against `state(activity:events:asOf:)`). Moments before the request are left out.
-    public static func cards(activity: String, events: [PositionedEvent], from: Instant, to: Instant) -> [ActivityState] {
+    /// The activity's card at every moment in [`from`, `to`] where it can change: `from`, each event's `at`, and
+    /// each deadline a card names (`ActivityCard.deadlines`), ascending. Between two of them nothing on the card
+    /// changes, so the card as of any T in the window is the last one at or before T, with `asOf` T (a property
+    /// test holds this against `state(activity:events:asOf:)`). Moments before the request are left out.
+    public static func cards(activity: String, events: [PositionedEvent], from: Instant, to: Instant) -> [ActivityCard] {
         var moments = Set([from, to] + events.lazy.map(\.event.at).filter { $0 >= from && $0 <= to })
-        var cards: [ActivityState] = []
-        // A deadline's own state names no deadline its walk has not: this ends after a pass or two (the deadlines
+        var cards: [ActivityCard] = []
+        // A deadline's own card names no deadline its walk has not: this ends after a pass or two (the deadlines
         // come from a finite set: the contents' stale dates, the start, the ends and the deaths the events give).
         for _ in 0..<16 {
-            cards = states(activity: activity, events: events, at: moments.sorted()).compactMap { $0 }
-            let named = cards.flatMap(deadlines).filter { $0 > from && $0 <= to && !moments.contains($0) }
+            cards = walkMoments(activity: activity, events: events, at: moments.sorted()) { $0.card() }.compactMap { $0 }
+            let named = cards.flatMap(\.deadlines).filter { $0 > from && $0 <= to && !moments.contains($0) }
             if named.isEmpty { break }
             moments.formUnion(named)
         }
         return cards
-    }
-
-    /// The moments after which `state` may say something else without a new event: the start, the stale date,
-    /// the 8 h system end, the 12 h cap, the end and the removal deadline it reports.
-    public static func deadlines(of state: ActivityState) -> [Instant] {
-        var times = [state.startsAt, state.startsAt.adding(hours: 8), state.startsAt.adding(hours: 12)]
-        for time in [state.staleDate, state.endedAt, state.removedAt, state.removalDeadline] {
-            if let time { times.append(time) }
-        }
-        for record in state.tokenHistory { if let dead = record.deadFrom { times.append(dead) } }
-        return times
     }
 }

@@ -15,20 +15,28 @@ public enum ActivityFold: Sendable {
 }
 
 extension ActivityTimeline {
+    /// The phase as of `asOf` with `displayed` on the screen.
+    func phase(displayed: ContentSnapshot?) -> Phase {
+        if removedAt != nil { return .dismissed }
+        if endedAt != nil { return .ended }
+        if asOf < startsAt { return .pending }
+        if let stale = displayed?.staleDate, stale <= asOf { return .stale }
+        return .active
+    }
+
+    /// `ActivityCard(state())` without the token history and channels a whole state copies.
+    func card() -> ActivityCard {
+        let displayed = displayed()
+        return ActivityCard(
+            asOf: asOf, phase: phase(displayed: displayed), endedBy: endedBy, dismissedBy: dismissedBy,
+            displayed: displayed, token: tokens.last?.token, tokenDeadFrom: tokens.last.flatMap { deaths[$0.token] },
+            events: ownEvents, lastPosition: lastPosition, startsAt: startsAt, endedAt: endedAt, removedAt: removedAt,
+            removalDeadline: removedAt == nil ? removalDeadline : nil)
+    }
+
     func state() -> ActivityState {
         let displayed = displayed()
-        let phase: Phase
-        if removedAt != nil {
-            phase = .dismissed
-        } else if endedAt != nil {
-            phase = .ended
-        } else if asOf < startsAt {
-            phase = .pending
-        } else if let stale = displayed?.staleDate, stale <= asOf {
-            phase = .stale
-        } else {
-            phase = .active
-        }
+        let phase = phase(displayed: displayed)
         let history = tokens.map { record in
             var record = record
             record.deadFrom = deaths[record.token]

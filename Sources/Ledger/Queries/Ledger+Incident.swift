@@ -21,7 +21,7 @@ public struct IncidentReport: Sendable, Hashable {
     /// Verdicts as the evidence stands now, of the updates and ends in the window.
     public var audit: ActivityAudit
     /// The activity as of each moment it can change, ascending.
-    public var cards: [ActivityState]
+    public var cards: [ActivityCard]
 
     /// `{"activity", "from", "to", "generatedAt", "state", "timeline", "audit", "cards": [{"at", …}]}`.
     public var json: JSONValue {
@@ -41,7 +41,7 @@ public struct IncidentReport: Sendable, Hashable {
     }
 
     /// What the Lock Screen card shows of a state (attributes are the same on every card: they are in `state`).
-    public static func card(_ state: ActivityState) -> JSONValue {
+    public static func card(_ state: ActivityCard) -> JSONValue {
         .object([
             "at": .string(state.asOf.rfc3339), "phase": .string(state.phase.rawValue),
             "endedBy": state.endedBy.map { .string($0.rawValue) } ?? .null,
@@ -77,11 +77,7 @@ extension Ledger {
         let end = max(lastAt, current.removedAt ?? now)
         let to = to ?? min(now, end.adding(milliseconds: max(60_000, (end.milliseconds - from.milliseconds) / 20)))
         let cards = from <= to ? ActivityFold.cards(activity: activity, events: events, from: from, to: to) : []
-        // `to` is one of the cards' moments: the last card is the state at `to` (an empty window folds it alone).
-        guard
-            let state = cards.last.flatMap({ $0.asOf == to ? $0 : nil })
-                ?? ActivityFold.states(activity: activity, events: events, at: [to])[0]
-        else {
+        guard let state = ActivityFold.states(activity: activity, events: events, at: [to])[0] else {
             throw LedgerError(.notFound, "no such activity at \(to.rfc3339): \(activity)", field: "activity")
         }
         let timeline = Self.timeline(activity: activity, events: all, from: from, to: to)
