@@ -37,7 +37,8 @@ if mode == "rotations":
           "data": {"content": {"state": {"s": 1}}, "timestamp": ts0 + 1}})
     for i in range(n):
         token = "%064x" % (i + 1)
-        line({"id": f"k-{i}", "stream": "activity:A", "type": "token", "at": at(1_000 + 2 * i), "data": {"token": token}})
+        line({"id": f"k-{i}", "stream": "activity:A", "type": "token", "at": at(1_000 + 2 * i),
+              "data": {"token": token}})
         line({"id": f"p-{i}", "stream": "activity:A", "type": "push", "at": at(1_001 + 2 * i), "source": "apns",
               "data": {"refersTo": "u0", "status": 200, "token": token}})
     sys.exit(0)

@@ -22,7 +22,9 @@ extension ActivityFold {
     public static func timeline(activity: String, events: [PositionedEvent], from: Instant? = nil, to: Instant)
         -> [TimelineEntry]
     {
-        walkTimeline(activity: activity, events: events, from: from, to: to) { TimelineEntry(event: $0, state: $1.state()) }
+        walkTimeline(activity: activity, events: events, from: from, to: to) {
+            TimelineEntry(event: $0, state: $1.state())
+        }
     }
 
     /// `timeline` with each entry's card instead of its whole state (`ActivityCard`: what the timeline and the
@@ -130,7 +132,8 @@ extension ActivityFold {
         // A deadline's own card names no deadline its walk has not: this ends after a pass or two (the deadlines
         // come from a finite set: the contents' stale dates, the start, the ends and the deaths the events give).
         for _ in 0..<16 {
-            cards = walkMoments(activity: activity, events: events, at: moments.sorted()) { $0.card() }.compactMap { $0 }
+            cards = walkMoments(activity: activity, events: events, at: moments.sorted()) { $0.card() }
+                .compactMap { $0 }
             let named = cards.flatMap(\.deadlines).filter { $0 > from && $0 <= to && !moments.contains($0) }
             if named.isEmpty { break }
             moments.formUnion(named)

@@ -55,7 +55,8 @@ extension Ledger {
 
     static func timeline(activity: String, events all: [LoggedEvent], from: Instant?, to: Instant) -> TimelineReport {
         let byPosition = Dictionary(all.map { ($0.position, $0) }, uniquingKeysWith: { first, _ in first })
-        let steps = ActivityFold.timelineCards(activity: activity, events: all.map(\.positioned), from: from, to: to).map {
+        let cards = ActivityFold.timelineCards(activity: activity, events: all.map(\.positioned), from: from, to: to)
+        let steps = cards.map {
             TimelineStep(event: byPosition[$0.event.position]!, phase: $0.card.phase, displayed: $0.card.displayed)
         }
         return TimelineReport(activity: activity, entries: steps)
