@@ -58,8 +58,10 @@ struct FoldTimelineTests {
             case 6, 7:
                 let status = [200, 200, 410, 429].randomElement(using: &rng)!
                 let token: String? = Bool.random(using: &rng) ? "aa" : nil
+                // A 410 dates the death when it was pushed, an hour before, or (hostile) an hour after.
+                let death = status == 410 ? [nil, at.adding(hours: -1), at.adding(hours: 1)].randomElement(using: &rng)! : nil
                 add(stream, at, .push(PushData(refersTo: ids.randomElement(using: &rng)!, status: status, token: token,
-                                               apnsTimestamp: status == 410 && Bool.random(using: &rng) ? at.adding(hours: -1) : nil)))
+                                               apnsTimestamp: death)))
             case 8:
                 // Often a timestamp that some content carried, with its hash, a wrong hash or none.
                 let seen = stamps.randomElement(using: &rng) ?? ts
@@ -148,6 +150,8 @@ struct FoldTimelineTests {
                 #expect(folded == nil, "seed \(seed): no card at \(at.rfc3339) but the fold has a state")
                 continue
             }
+            // What the page shows is the card as taken at its own moment: whether the token is dead there too.
+            #expect(card.tokenIsDead == folded?.tokenIsDead, "seed \(seed) at \(at.rfc3339): token death")
             card.asOf = at
             #expect(card == folded, "seed \(seed) at \(at.rfc3339)")
         }
