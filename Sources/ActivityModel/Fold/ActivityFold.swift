@@ -24,6 +24,9 @@ extension ActivityTimeline {
         return .active
     }
 
+    /// When it will leave the screen if nothing else happens: the removal deadline while it has not left.
+    var pendingRemovalDeadline: Instant? { removedAt == nil ? removalDeadline : nil }
+
     /// `ActivityCard(state())` without the token history and channels a whole state copies.
     func card() -> ActivityCard {
         let displayed = displayed()
@@ -31,7 +34,7 @@ extension ActivityTimeline {
             asOf: asOf, phase: phase(displayed: displayed), endedBy: endedBy, dismissedBy: dismissedBy,
             displayed: displayed, token: tokens.last?.token, tokenDeadFrom: tokens.last.flatMap { deaths[$0.token] },
             events: ownEvents, lastPosition: lastPosition, startsAt: startsAt, endedAt: endedAt, removedAt: removedAt,
-            removalDeadline: removedAt == nil ? removalDeadline : nil)
+            removalDeadline: pendingRemovalDeadline)
     }
 
     func state() -> ActivityState {
@@ -47,7 +50,7 @@ extension ActivityTimeline {
             attributesType: request.attributesType, attributes: request.attributes, displayed: displayed,
             intended: intended, token: tokens.last?.token, events: ownEvents, lastPosition: lastPosition,
             requestedAt: requestEvent.event.at, startsAt: startsAt, endedAt: endedAt, removedAt: removedAt,
-            removalDeadline: removedAt == nil ? removalDeadline : nil, staleDate: displayed?.staleDate,
+            removalDeadline: pendingRemovalDeadline, staleDate: displayed?.staleDate,
             pushType: request.pushType, style: request.style, origin: request.origin,
             installation: request.installation, channels: channels, tokenHistory: history, counters: counters,
             firstEvent: firstEvent, lastEvent: lastEvent)

@@ -107,8 +107,9 @@ extension ActivityTimeline {
         for p in sent[sent.partitionPoint(where: { pushes[$0].at >= from })...] {
             let push = pushes[p]
             if let known, push.at >= known { break }
-            // Alive at its `at` before, dead now: it counted as a success if it was one and not after the end.
-            guard push.data.isSuccess, !killers.contains(push.position) else { continue }
+            // Alive at its `at` before, dead now: it counted as a success if it was one and not after the end (a
+            // killer is a 410, never a success).
+            guard push.data.isSuccess else { continue }
             attemptTallies[push.data.refersTo]?.successesCarryingEnd -= 1
             if !wasOver(at: push.at, index: push.index) { attemptTallies[push.data.refersTo]?.successes -= 1 }
             changed.insert(push.data.refersTo)
