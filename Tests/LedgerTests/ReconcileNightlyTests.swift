@@ -141,6 +141,52 @@ struct ReconcileNightlyTests {
         #expect(try temp.ledger.store.lastPosition() == position)
     }
 
+    /// A report is stored as one zstd frame of its text; rows holding the text (recorded before session 37) still
+    /// read; a frame altered or cut short is a storage error naming the run, never a crash or a wrong report.
+    @Test("the stored report is a zstd frame of its text; the text of older rows reads; a damaged frame is refused")
+    func storedReport() async throws {
+        let temp = try TemporaryLedger()
+        try await temp.append(Self.ledgerEvents)
+        // Many findings, so that the frame's size says it is compressed.
+        let truth = (0..<400).map { F.truth("GHOST-\($0)", state: #"{"eta":\#($0)}"#) }.joined(separator: "\n")
+        let first = try await Self.run(temp, truth: Self.truth + "\n" + truth)
+        var recorded = first
+        recorded.status = .alreadyRecorded
+        recorded.recordedEvents = 0
+        let text = recorded.json.compactBytes
+        let stored = try await temp.ledger.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT typeof(report) AS type, report FROM reconcile_runs")!
+        }
+        #expect(stored["type"] == "blob")
+        let frame = [UInt8](stored["report"] as Data)
+        #expect(frame.count * 10 < text.count)
+        #expect(try frame.withUnsafeBytes { try ZstdFrame.decompress($0) } == first.json.compactBytes)
+
+        let again = try #require(try await temp.ledger.nightlyReport(run: "night-1"))
+        #expect(again.json.compactBytes == text)
+
+        // The text itself, as rows recorded before session 37 hold it.
+        try await temp.ledger.pool.write { db in
+            try db.execute(
+                sql: "UPDATE reconcile_runs SET report = ?", arguments: [String(decoding: first.json.compactBytes, as: UTF8.self)])
+        }
+        #expect(try #require(try await temp.ledger.nightlyReport(run: "night-1")).json.compactBytes == text)
+
+        for damaged in [
+            Array(frame.prefix(frame.count / 2)), frame.enumerated().map { $0.offset == frame.count / 2 ? $0.element ^ 1 : $0.element },
+            frame + [0], [0x28, 0xB5, 0x2F, 0xFD],
+        ] {
+            try await temp.ledger.pool.write { db in
+                try db.execute(sql: "UPDATE reconcile_runs SET report = ?", arguments: [Data(damaged)])
+            }
+            await #expect {
+                _ = try await temp.ledger.nightlyReport(run: "night-1")
+            } throws: { error in
+                (error as? LedgerError)?.code == .storage && "\(error)".contains("report of run night-1 is unreadable")
+            }
+        }
+    }
+
     @Test("a run cut short after recording its events and before its report records none of them twice when run again")
     func interruptedRunRecordsOnce() async throws {
         let temp = try TemporaryLedger()

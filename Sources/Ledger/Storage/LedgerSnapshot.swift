@@ -45,8 +45,9 @@ protocol LedgerSnapshot {
     func candidates(_ query: ActivityCandidates) throws -> [String]
     /// A page of the activity rows the nightly job merges with the truth (`NightlyScan.page`).
     func nightlyRows(after: String, app: String?, limit: Int) throws -> [NightlyScan.ActivityRow]
-    /// The report recorded for a nightly run key (`ReconcileRuns.key`), if any.
-    func runReport(_ key: String) throws -> String?
+    /// The JSON text of the report recorded for a nightly run key (`ReconcileRuns.key`), if any; throws
+    /// `StoreError.corruptPayload` for a stored report that no longer decompresses.
+    func runReport(_ key: String) throws -> [UInt8]?
 }
 
 /// The projection rows an `ActivityFilter` page may contain: conditions every activity in the asked phase meets,

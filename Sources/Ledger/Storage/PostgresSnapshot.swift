@@ -135,8 +135,9 @@ struct PostgresSnapshot: LedgerSnapshot {
         return rows
     }
 
-    func runReport(_ key: String) throws -> String? {
-        try strings("SELECT report FROM reconcile_runs WHERE run = $1", .text(key)).first
+    func runReport(_ key: String) throws -> [UInt8]? {
+        // Stored as text: PostgreSQL compresses a large value itself (TOAST).
+        try strings("SELECT report FROM reconcile_runs WHERE run = $1", .text(key)).first.map { Array($0.utf8) }
     }
 
     // MARK: Support

@@ -99,10 +99,16 @@ struct SQLiteSnapshot: LedgerSnapshot {
         return rows
     }
 
-    func runReport(_ key: String) throws -> String? {
+    func runReport(_ key: String) throws -> [UInt8]? {
         // A ledger no nightly run has touched has no table yet (and a read-only one cannot get it).
         guard try db.tableExists("reconcile_runs") else { return nil }
-        return try String.fetchOne(db, sql: "SELECT report FROM reconcile_runs WHERE run = ?", arguments: [key])
+        let select = try db.cachedStatement(sql: "SELECT report FROM reconcile_runs WHERE run = ?")
+        defer { select.resetBindings() }
+        select.bind(key, at: 1)
+        guard try select.stepRow(db) else { return nil }
+        // A zstd frame of the text since session 37 (`ReconcileRuns.save`); the text itself before.
+        let stored = select.isBlob(at: 0)
+        return stored ? try ZstdFrame.decompress(select.blob(at: 0)) : Array(select.blob(at: 0))
     }
 
     static func arguments(_ sql: PortableSQL) -> StatementArguments {

@@ -23,17 +23,6 @@ public extension Statement {
         sqlite3_bind_text(sqliteStatement, index, value, Int32(value.utf8.count), transient)
     }
 
-    /// UTF-8 `text` bound in place, not copied (`SQLITE_STATIC`): valid only until the statement is stepped and its
-    /// bindings reset inside `body` (a nightly report of a million findings is ~250 MB; SQLite's copy was one more).
-    func withText<T>(_ text: [UInt8], at index: Int32, _ body: () throws -> T) rethrows -> T {
-        try text.withUnsafeBytes { raw in
-            let start: UnsafeRawPointer = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-            sqlite3_bind_text(sqliteStatement, index, start.assumingMemoryBound(to: CChar.self), Int32(raw.count), nil)
-            defer { sqlite3_bind_null(sqliteStatement, index) }
-            return try body()
-        }
-    }
-
     func bind(_ value: String?, at index: Int32) {
         if let value { bind(value, at: index) } else { sqlite3_bind_null(sqliteStatement, index) }
     }
