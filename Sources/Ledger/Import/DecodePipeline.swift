@@ -1,6 +1,7 @@
 import ActivityModel
 import Foundation
 import LedgerStore
+import Synchronization
 
 /// The first half of an import, on its own thread: reads JSON Lines, decodes and validates each line with the
 /// domain types, encodes its storage payload and compresses it, in batches. The writer (the import transaction) takes the
@@ -15,7 +16,6 @@ import LedgerStore
 final class DecodePipeline: @unchecked Sendable {
     /// One decoded batch, in input order.
     struct Batch {
-        var events: [LedgerEvent] = []
         /// The events as the inline projection reads them, made here rather than on the writer.
         var handed: [ActivityProjector.Handed] = []
         var stored: [NewEvent] = []
@@ -39,6 +39,11 @@ final class DecodePipeline: @unchecked Sendable {
     private let app: String
     private let depth: Int
     private var pipeline: BoundedPipeline<Item>?
+    /// Batches the writer is done with (`recycle`), freed here on the producer's thread as it starts each new batch.
+    /// Memory is cheaper to free on the thread that allocated it (glibc's per-thread arenas): the writer freeing
+    /// each batch's events and projection inputs spent ~30 % of its time on it, and the writer is the import's
+    /// slower half (BENCHMARKS.md, session 37). At most the pipeline's depth and one more wait here.
+    private let spent = Mutex<[Batch]>([])
 
     init(
         reader: JSONLinesReader, precompressor: PayloadPrecompressor?, batchSize: Int, maxEventBytes: Int,
@@ -63,6 +68,12 @@ final class DecodePipeline: @unchecked Sendable {
                 throw LedgerError(.badInput, "\(error)", line: reader.lineNumber)
             }
         }
+    }
+
+    /// Hands a batch the writer has appended back to the producer, which frees it.
+    func recycle(_ batch: consuming Batch) {
+        var last = Optional(batch)  // moved in: the list holds the only reference
+        spent.withLock { $0.append(last.take()!) }
     }
 
     /// The next item, waiting for the producer if needed.
@@ -91,9 +102,16 @@ final class DecodePipeline: @unchecked Sendable {
     private func produce(into pipeline: BoundedPipeline<Item>) throws {
         var batch = Batch()
         while let line = try reader.next() {
+            // Taken out under the lock, freed outside it (when `freed` goes out of scope).
+            if batch.stored.isEmpty {
+                let freed = spent.withLock { list in
+                    defer { list = [] }
+                    return list
+                }
+                _ = consume freed
+            }
             guard line.contains(where: { !Ledger.isWhitespace($0) }) else { continue }
             let event = try decode(line, lineNumber: reader.lineNumber)
-            batch.events.append(event)
             batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
             // Just decoded from its line: the decoder's rules are the read-back's (`Ledger.newEvent`).
             var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber, readBack: false)
@@ -103,13 +121,13 @@ final class DecodePipeline: @unchecked Sendable {
             if let precompressor { stored.precompressed = precompressor.compress(stored.payload) }
             batch.stored.append(stored)
             batch.lines.append(reader.lineNumber)
-            if batch.events.count >= batchSize {
+            if batch.stored.count >= batchSize {
                 batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
                 guard pipeline.send(.batch(batch)) else { return }
                 batch = Batch()
             }
         }
-        if !batch.events.isEmpty {
+        if !batch.stored.isEmpty {
             batch.progress = ImportProgress(lines: reader.lineNumber, bytes: reader.bytesRead)
             guard pipeline.send(.batch(batch)) else { return }
         }

@@ -49,9 +49,10 @@ extension Ledger {
                 var importer = BatchImporter(ledger: self, session: session, app: app)
                 while true {
                     switch pipeline.next() {
-                    case .batch(let batch):
-                        try importer.append(batch)
+                    case .batch(var batch):
+                        try importer.append(&batch)
                         progress?(batch.progress)
+                        pipeline.recycle(consume batch)
                     case .failed(let error):
                         throw error
                     case .end(let end):
@@ -91,7 +92,7 @@ extension Ledger {
                 while true {
                     switch try await Self.readThreads.runIfActive({ pipeline.next() }) {
                     case .batch(let batch):
-                        guard !batch.events.isEmpty else { continue }
+                        guard !batch.stored.isEmpty else { continue }
                         var stored = batch.stored
                         projector.attach(batch.handed, app: app, to: &stored)
                         let result: AppendResult
@@ -111,6 +112,7 @@ extension Ledger {
                         appended += written
                         duplicates += result.duplicate.count - written
                         progress?(batch.progress)
+                        pipeline.recycle(consume batch)
                     case .failed(let error):
                         throw error
                     case .end(let end):
@@ -150,13 +152,14 @@ struct BatchImporter {
         self.app = app
     }
 
-    mutating func append(_ batch: DecodePipeline.Batch) throws {
-        guard !batch.events.isEmpty else { return }
-        var stored = batch.stored
-        ledger.projector.attach(batch.handed, app: app, to: &stored)
+    /// Appends `batch`, whose events get their projection inputs attached in place (the caller then hands it back
+    /// to the pipeline to be freed: `DecodePipeline.recycle`).
+    mutating func append(_ batch: inout DecodePipeline.Batch) throws {
+        guard !batch.stored.isEmpty else { return }
+        ledger.projector.attach(batch.handed, app: app, to: &batch.stored)
         let result: AppendResult
         do {
-            result = try session.append(AppendBatch(events: stored))
+            result = try session.append(AppendBatch(events: batch.stored))
         } catch let error as StoreError {
             var translated = Ledger.translate(error) as? LedgerError ?? LedgerError(.storage, error.description)
             translated.line = line(of: error, in: batch)

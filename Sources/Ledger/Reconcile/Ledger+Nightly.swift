@@ -45,7 +45,7 @@ extension Ledger {
         let asGiven = runID
         let runID = ReconcileRuns.eventRun(runID, app: app)
 
-        let spool = try TruthSpool()
+        let spool = TruthSpool()
         try await spool.load(truth) { progress(NightlyProgress(phase: .readingTruth, done: $0)) }
         var report = NightlyReport(
             run: runID, at: at, status: .recorded, strict: strict, summary: [:], entries: [],
