@@ -17,6 +17,13 @@ struct CountingProjector: InlineProjector {
 
 @Suite("Group commit")
 struct GroupCommitTests {
+    /// A store whose projector counts what it saw (`CountingProjector`).
+    static func countingFixture() throws -> StoreFixture {
+        var configuration = StoreFixture.fastConfiguration
+        configuration.projector = CountingProjector()
+        return try StoreFixture(configuration: configuration)
+    }
+
     @Test("many concurrent appenders: positions gapless, versions contiguous per stream, nothing lost")
     func concurrentAppenders() async throws {
         let fixture = try StoreFixture()
@@ -58,9 +65,7 @@ struct GroupCommitTests {
     /// one job (`EventStore.lead`), resuming each caller with its own outcome, refused batches included.
     @Test("groups committed one after another in one writer job: every caller gets its own outcome")
     func groupsInARow() async throws {
-        var configuration = StoreFixture.fastConfiguration
-        configuration.projector = CountingProjector()
-        let fixture = try StoreFixture(configuration: configuration)
+        let fixture = try Self.countingFixture()
         let store = fixture.store
         let outcomes = try await withThrowingTaskGroup(of: [(ids: [String], positions: [Int64]?)].self) { group in
             for task in 0..<32 {
@@ -99,9 +104,7 @@ struct GroupCommitTests {
 
     @Test("a failing batch among concurrent ones fails alone; the projector saw exactly the kept events")
     func failingBatchIsolated() async throws {
-        var configuration = StoreFixture.fastConfiguration
-        configuration.projector = CountingProjector()
-        let fixture = try StoreFixture(configuration: configuration)
+        let fixture = try Self.countingFixture()
         let store = fixture.store
         let failures = try await withThrowingTaskGroup(of: Bool.self) { group in
             for task in 0..<40 {
