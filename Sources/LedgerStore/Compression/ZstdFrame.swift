@@ -27,7 +27,9 @@ package enum ZstdFrame {
                     return output.pos
                 }
                 // Only an allocation failure makes zstd fail here (the pledged size is the input's).
-                if let name = zstdErrorName(remaining) { fatalError("zstd could not compress \(bytes.count) bytes: \(name)") }
+                if let name = zstdErrorName(remaining) {
+                    fatalError("zstd could not compress \(bytes.count) bytes: \(name)")
+                }
                 frame += chunk[0..<written]
             } while remaining != 0
         }

@@ -136,6 +136,8 @@ public final class EventStore: Sendable {
     /// (sealing, checkpoints) wait at most that long; the oldest waiter then leads as before. Each batch's caller is
     /// resumed as soon as its group is committed.
     private func lead(token: UInt64) async throws -> AppendResult {
+        // GRDB's callback API: cancelling the leader cannot abort the other callers' commits (the async `write`
+        // would throw CancellationError for all of them).
         let mine: Result<AppendResult, any Error> = await withCheckedContinuation { continuation in
             pool.asyncWriteWithoutTransaction { db in
                 var mine: Result<AppendResult, any Error> = .failure(StoreError(.closed, "batch lost by the writer"))
@@ -155,7 +157,11 @@ public final class EventStore: Sendable {
                         failed = true
                     }
                     for (entry, outcome) in zip(group, outcomes) {
-                        if entry.token == token { mine = outcome } else { entry.continuation.resume(returning: .done(outcome)) }
+                        if entry.token == token {
+                            mine = outcome
+                        } else {
+                            entry.continuation.resume(returning: .done(outcome))
+                        }
                     }
                     // After a failure the next leader starts a job of its own, as it did before; so it does when
                     // few events wait (single events: letting them gather while the lead passes on made larger
