@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
-@testable import LedgerStore
-import Synchronization
+import LedgerStore
 import Testing
 
 /// Counts projected events into a table of its own, and fails on a chosen event type.
@@ -58,47 +57,6 @@ struct GroupCommitTests {
                 #expect(try store.event(in: db, id: original.id)?.position == position)
             }
         }
-        #expect(try store.verify().ok)
-    }
-
-    /// Batches of tens of events from many appenders: the writer commits the groups that wait one after another in
-    /// one job (`EventStore.lead`), resuming each caller with its own outcome, refused batches included.
-    @Test("groups committed one after another in one writer job: every caller gets its own outcome")
-    func groupsInARow() async throws {
-        let fixture = try Self.countingFixture()
-        let store = fixture.store
-        let outcomes = try await withThrowingTaskGroup(of: [(ids: [String], positions: [Int64]?)].self) { group in
-            for task in 0..<32 {
-                group.addTask {
-                    var mine: [(ids: [String], positions: [Int64]?)] = []
-                    for round in 0..<12 {
-                        var events = (0..<40).map { _ in event("g\(task % 5)") }
-                        if (task + round) % 9 == 0 { events[7] = event("g\(task % 5)", "poison") }
-                        do {
-                            let result = try await store.append(AppendBatch(events: events))
-                            mine.append((events.map(\.id), result.positions))
-                        } catch {
-                            mine.append((events.map(\.id), nil))
-                        }
-                    }
-                    return mine
-                }
-            }
-            return try await group.reduce(into: []) { $0 += $1 }
-        }
-        let kept = outcomes.filter { $0.positions != nil }
-        #expect(kept.count < outcomes.count && !kept.isEmpty)
-        let last = try store.lastPosition()
-        #expect(Int(last) == kept.count * 40)
-        #expect(Set(kept.flatMap { $0.positions! }) == Set(1...last))
-        try await store.pool.read { (db) throws in
-            for outcome in outcomes {
-                let stored = try outcome.ids.map { try store.event(in: db, id: $0)?.position }
-                #expect(stored == (outcome.positions ?? outcome.ids.map { _ in nil }))
-            }
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM projected") == Int(last))
-        }
-        #expect(store.groupsCommittedInARow.load(ordering: .relaxed) > 0)
         #expect(try store.verify().ok)
     }
 

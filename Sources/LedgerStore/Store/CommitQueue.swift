@@ -27,23 +27,6 @@ final class CommitQueue: Sendable {
         var closed = false
         var nextToken: UInt64 = 0
         var drained: [CheckedContinuation<Void, Never>] = []
-
-        mutating func takeGroup(maximumEvents: Int) -> [Entry] {
-            var group: [Entry] = []
-            var events = 0
-            while head < entries.count {
-                let entry = entries[head]
-                if !group.isEmpty && events + entry.batch.events.count > maximumEvents { break }
-                group.append(entry)
-                events += entry.batch.events.count
-                head += 1
-            }
-            if head == entries.count {
-                entries.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return group
-        }
     }
 
     private let state = Mutex(State())
@@ -75,26 +58,22 @@ final class CommitQueue: Sendable {
 
     /// Takes queued entries from the head, up to `maximumEvents` (always at least the head).
     func takeGroup(maximumEvents: Int) -> [Entry] {
-        state.withLock { $0.takeGroup(maximumEvents: maximumEvents) }
-    }
-
-    /// Events queued and not taken yet.
-    var waitingEvents: Int {
-        state.withLock { state in state.entries[state.head...].reduce(0) { $0 + $1.batch.events.count } }
-    }
-
-    /// The leader's next group when batches wait; otherwise it stops leading (under the same lock, so a batch
-    /// queued after this finds nobody leading and leads itself) and nil is returned.
-    func nextGroupOrStop(maximumEvents: Int) -> [Entry]? {
-        let (group, drained): ([Entry]?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
-            if state.head < state.entries.count { return (state.takeGroup(maximumEvents: maximumEvents), []) }
-            state.leading = false
-            let drained = state.drained
-            state.drained = []
-            return (nil, drained)
+        state.withLock { state in
+            var group: [Entry] = []
+            var events = 0
+            while state.head < state.entries.count {
+                let entry = state.entries[state.head]
+                if !group.isEmpty && events + entry.batch.events.count > maximumEvents { break }
+                group.append(entry)
+                events += entry.batch.events.count
+                state.head += 1
+            }
+            if state.head == state.entries.count {
+                state.entries.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            return group
         }
-        for waiter in drained { waiter.resume() }
-        return group
     }
 
     /// Passes the lead to the oldest waiter, or stops leading when nobody waits.

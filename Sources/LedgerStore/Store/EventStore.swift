@@ -23,8 +23,6 @@ public final class EventStore: Sendable {
     let segmentHashes = SegmentHashes()
     let writer: WriterContext
     let queue = CommitQueue()
-    /// Groups committed by a job that had committed one already (`lead`), for tests and diagnostics.
-    let groupsCommittedInARow = Atomic<Int>(0)
     /// Compressors for appenders, so each compresses its own batch on its own thread (see `precompressed`).
     let precompressors: HandlePool<PayloadPrecompressor>
     private let projector: Mutex<(any InlineProjector)?>
@@ -126,67 +124,31 @@ public final class EventStore: Sendable {
         }
     }
 
-    /// Commits the queue from its head (which holds the leader's own batch), group after group, in one job on the
-    /// writer queue, then passes the lead on or stops leading.
-    ///
-    /// One job for several groups: the lead used to pass to the next waiter after every group, whose task needed a
-    /// cooperative thread and then a hop to the writer queue before the next commit began. With the pool's threads
-    /// busy parsing requests, the writer waited between commits (under HTTP batches of 100 it was busy ~55 % of
-    /// the time: BENCHMARKS.md, session 37). A job ends after `groupsPerLead` groups, so the writer's other jobs
-    /// (sealing, checkpoints) wait at most that long; the oldest waiter then leads as before. Each batch's caller is
-    /// resumed as soon as its group is committed.
+    /// Commits the head of the queue (which holds the leader's own batch) and passes the lead on.
     private func lead(token: UInt64) async throws -> AppendResult {
-        // GRDB's callback API: cancelling the leader cannot abort the other callers' commits (the async `write`
-        // would throw CancellationError for all of them).
-        let mine: Result<AppendResult, any Error> = await withCheckedContinuation { continuation in
-            pool.asyncWriteWithoutTransaction { db in
-                var mine: Result<AppendResult, any Error> = .failure(StoreError(.closed, "batch lost by the writer"))
-                var group = self.queue.takeGroup(maximumEvents: self.configuration.maximumGroupEvents)
-                var groups = 1
-                while true {
-                    let outcomes: [Result<AppendResult, any Error>]
-                    var failed = false
-                    do {
-                        outcomes = try self.commitTransaction(group.map(\.batch), db: db)
-                    } catch {
-                        // As `resetWriter` does, here on the writer already.
-                        self.writer.reset()
-                        let failure = Self.storageError(
-                            error, path: self.path, busyTimeout: self.configuration.busyTimeout)
-                        outcomes = group.map { _ in .failure(failure) }
-                        failed = true
-                    }
-                    for (entry, outcome) in zip(group, outcomes) {
-                        if entry.token == token {
-                            mine = outcome
-                        } else {
-                            entry.continuation.resume(returning: .done(outcome))
-                        }
-                    }
-                    // After a failure the next leader starts a job of its own, as it did before; so it does when
-                    // few events wait (single events: letting them gather while the lead passes on made larger
-                    // groups, and more of them per second, than committing the few at once).
-                    guard !failed, groups < Self.groupsPerLead, self.queue.waitingEvents >= Self.eventsToKeepLeading
-                    else {
-                        self.queue.handOver()
-                        break
-                    }
-                    guard let next = self.queue.nextGroupOrStop(maximumEvents: self.configuration.maximumGroupEvents)
-                    else { break }
-                    group = next
-                    groups += 1
-                    self.groupsCommittedInARow.add(1, ordering: .relaxed)
+        let group = queue.takeGroup(maximumEvents: configuration.maximumGroupEvents)
+        let batches = group.map(\.batch)
+        let outcomes: [Result<AppendResult, any Error>]
+        do {
+            // GRDB's callback API: one hop to the writer queue, and cancelling the leader cannot abort
+            // the other callers' commit (the async `write` would throw CancellationError for all of them).
+            outcomes = try await withCheckedThrowingContinuation { continuation in
+                pool.asyncWriteWithoutTransaction { db in
+                    continuation.resume(with: Result { try self.commitTransaction(batches, db: db) })
                 }
-                continuation.resume(returning: mine)
             }
+        } catch {
+            await resetWriter()
+            let failure = Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
+            outcomes = group.map { _ in .failure(failure) }
         }
+        var mine: Result<AppendResult, any Error> = .failure(StoreError(.closed, "batch lost by the writer"))
+        for (entry, outcome) in zip(group, outcomes) {
+            if entry.token == token { mine = outcome } else { entry.continuation.resume(returning: .done(outcome)) }
+        }
+        queue.handOver()
         return try mine.get()
     }
-
-    /// Groups one job on the writer queue commits at most before the lead passes on (`lead`).
-    static let groupsPerLead = 3
-    /// Events that must be waiting for the job to commit them at once rather than pass the lead on (`lead`).
-    static let eventsToKeepLeading = 256
 
     /// Batches up to this size keep their savepoint's sub-journal in memory (`commitTransaction`).
     static let inMemorySubjournalEvents = 1024
