@@ -55,7 +55,7 @@ let package = Package(
             // The migrations: symbolic links to Schemas/sql, their one home, compiled in as bytes.
             resources: [
                 .embedInCode("Schema/SQL/001_event_log.sql"), .embedInCode("Schema/SQL/002_sealed_segments.sql"),
-                .embedInCode("Schema/SQL/003_packed_segments.sql"),
+                .embedInCode("Schema/SQL/003_packed_segments.sql"), .embedInCode("Schema/SQL/004_sealed_id_buckets.sql"),
             ]
         ),
         .target(
@@ -199,7 +199,8 @@ let package = Package(
                 "LedgerStore", "LedgerTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "FormatsTests",

@@ -102,6 +102,60 @@ struct SealMigrationTests {
         #expect(!report.ok && report.firstBadPosition == 1, "\(report.reason ?? "ok")")
     }
 
+    /// `Fixtures/sealed-2026-11-28.sqlite`: written by the release before 2026-11-29 (5364615's `activity-ledger`)
+    /// from `ledger-bench corpus --activities 8 --events-per-activity 20 --seed 2026`: its first 120 lines imported
+    /// and sealed (one segment in that release's layouts: each block's events one record after another, 4-byte check
+    /// values, ids in `sealed_ids` under 47-bit keys, no migration 004), then its last 40 imported (rows),
+    /// checkpointed and vacuumed.
+    static let earlierDigest = "160:434a1cb9bbf8c28f5662b322570f4e437694cf8e59654ef7cffaccd8a1332998"
+
+    @Test("a file sealed in the layouts before 2026-11-29 reads, verifies and finds its ids; segments sealed now sit beside its own")
+    func earlierLayouts() async throws {
+        let fixture = try StoreFixture()
+        let source = try #require(Bundle.module.url(forResource: "Fixtures/sealed-2026-11-28", withExtension: "sqlite"))
+        try FileManager.default.removeItem(atPath: fixture.path)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: fixture.path + suffix) }
+        try FileManager.default.copyItem(at: source, to: URL(fileURLWithPath: fixture.path))
+        let store = try fixture.reopen()
+        let digest = try #require(Digest(Self.earlierDigest))
+        #expect(try store.digest() == digest)
+        #expect(try store.verify().ok && store.verify(upTo: digest).ok)
+        let exported = try Self.all(store)
+        #expect(exported.count == 160 && exported[0].id == "af3b1d1d-fca1-4d4d-9ee0-3e0f3ad1dbf6")
+        func byID(_ store: EventStore) async throws -> [RecordedEvent?] {
+            try await store.pool.read { db in try exported.map { try store.event(in: db, id: $0.id) } }
+        }
+        // Every id is found (opening migrated the file to 004): the sealed ones under their keys, the rows by their
+        // index.
+        #expect(try await byID(store) == exported.map(Optional.init))
+        // A re-sent sealed id is a no-op.
+        let first = exported[0]
+        let again = try await store.append(AppendBatch(events: [
+            NewEvent(id: first.id, stream: first.stream, type: first.type, at: first.at, payload: first.payload)
+        ]))
+        #expect(again.positions == [1] && again.duplicate == [true])
+        // Sealing the rows writes today's layouts beside the old segment; everything reads and verifies the same.
+        let report = try store.seal()
+        #expect(report.events == 40 && report.sealedThrough == 160)
+        let layouts = try await store.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT first_position, length(checks) / (last_position - first_position + 1) FROM segments"
+            ).map { [$0[0] as Int64, $0[1] as Int64] }
+        }
+        #expect(layouts == [[1, 4], [121, 2]])
+        // The 120 ids sealed before stay under their keys; the 40 sealed now are entries of 3 bytes in buckets.
+        let (keys, entryBytes) = try await store.pool.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM sealed_ids"),
+             try Int.fetchOne(db, sql: "SELECT sum(length(entries)) FROM sealed_id_buckets"))
+        }
+        #expect(keys == 120 && entryBytes == 40 * 3)
+        #expect(try Self.all(store) == exported)
+        #expect(try store.verify().ok && store.verify(upTo: digest).ok)
+        let cold = try fixture.reopen()
+        #expect(try await byID(cold) == exported.map(Optional.init))
+        #expect(try Self.all(cold) == exported)
+    }
+
     /// Every event with its hash, in order.
     static func all(_ store: EventStore) throws -> [RecordedEvent] {
         var events: [RecordedEvent] = []

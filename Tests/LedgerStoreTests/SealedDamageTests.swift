@@ -200,17 +200,36 @@ struct SealedDamageTests {
     func flippedCheckValue(index: Int) async throws {
         let sealed = try await Self.sealedFile()
         let segment = try Self.segments(sealed.fixture.store)[4]
-        for byte in [0, 3] {
+        let width = 2  // bytes of a check value (Schemas/sql/README.md)
+        for byte in [0, width - 1] {
             let copy = try Self.damaged(sealed, "check-\(index)-\(byte)") { db in
                 var checks = try #require(try Data.fetchOne(
                     db, sql: "SELECT checks FROM segments WHERE first_position = ?", arguments: [segment.first]))
-                #expect(checks.count == 4 * 64)
-                checks[checks.startIndex + index * 4 + byte] ^= 0x01
+                #expect(checks.count == width * 64)
+                checks[checks.startIndex + index * width + byte] ^= 0x01
                 try db.execute(sql: "UPDATE segments SET checks = ? WHERE first_position = ?", arguments: [checks, segment.first])
             }
             let report = try copy.verify()
             #expect(!report.ok && report.firstBadPosition == segment.first + Int64(index), "byte \(byte): \(report.firstBadPosition.map(String.init) ?? "ok") \(report.reason ?? "")")
         }
+    }
+
+    @Test("a damaged id bucket fails a lookup through it with a storage error naming the bucket, and nothing else")
+    func damagedIDBucket() async throws {
+        let sealed = try await Self.sealedFile()
+        let copy = try Self.damaged(sealed, "bucket") { db in
+            try db.execute(sql: "UPDATE sealed_id_buckets SET entries = entries || x'0001ff'")
+        }
+        let event = sealed.events[100]
+        do {
+            _ = try await copy.pool.read { db in try copy.event(in: db, id: event.id) }
+            Issue.record("a lookup through a damaged bucket answered")
+        } catch let error as StoreError {
+            #expect(error.message.contains("bucket"), "\(error.message)")
+        }
+        #expect(try copy.verify().ok)
+        let streamEvents = try await copy.pool.read { db in try copy.events(in: db, stream: event.stream, atMost: .max) }
+        #expect(streamEvents.map(\.id) == sealed.events.filter { $0.stream == event.stream }.map(\.id))
     }
 
     @Test("a previous hash that no longer links names the segment's first position; a flipped last hash its last")
@@ -248,7 +267,7 @@ struct SealedDamageTests {
             ("range", "UPDATE segment_blocks SET data_length = data_length + 1000000 WHERE id = (SELECT first_block + 2 FROM segments WHERE first_position = ?)"),
             ("offset", "UPDATE segment_blocks SET data_offset = -1 WHERE id = (SELECT first_block + 1 FROM segments WHERE first_position = ?)"),
             ("bytes", "DELETE FROM segment_data WHERE segment = ?"),
-            ("short", "UPDATE segments SET checks = substr(checks, 1, length(checks) - 4) WHERE first_position = ?"),
+            ("short", "UPDATE segments SET checks = substr(checks, 1, length(checks) - 1) WHERE first_position = ?"),
         ]
         for (name, sql) in damages {
             let copy = try Self.damaged(sealed, name) { db in try db.execute(sql: sql, arguments: [segment.first]) }

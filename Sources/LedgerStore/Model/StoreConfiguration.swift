@@ -70,8 +70,10 @@ public struct StoreConfiguration: Sendable {
     /// Most events in one sealed segment (`seal`): larger segments compress a stream's events together more
     /// often, smaller ones keep the sealing transaction (which holds appends) shorter.
     public var segmentEvents = 4096
-    /// zstd level of sealed blocks (compressed beside the writer, so it may be higher than `compressionLevel`).
-    public var sealLevel: Int32 = 6
+    /// zstd level of sealed blocks. With the trained dictionary and blocks of a few KiB, higher levels did not
+    /// make them smaller: the bench corpus's blocks at level 1 are 64.1 B/event, at 3 64.3, at 6 65.2, and level 1
+    /// seals ~15 % faster (BENCHMARKS.md, session 38).
+    public var sealLevel: Int32 = 1
     /// When set, `run()` seals in the background: every `interval`, whole segments of the events beyond the
     /// newest `keepUnsealed` (recent events stay rows, where appends and their readers find them cheaply).
     public var backgroundSealing: BackgroundSealing?

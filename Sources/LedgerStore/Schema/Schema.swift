@@ -8,6 +8,7 @@ enum Schema {
         ("001_event_log", String(decoding: PackageResources._01_event_log_sql, as: UTF8.self)),
         ("002_sealed_segments", String(decoding: PackageResources._02_sealed_segments_sql, as: UTF8.self)),
         ("003_packed_segments", String(decoding: PackageResources._03_packed_segments_sql, as: UTF8.self)),
+        ("004_sealed_id_buckets", String(decoding: PackageResources._04_sealed_id_buckets_sql, as: UTF8.self)),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -1,8 +1,7 @@
-import Crypto
 import GRDB
 
 /// Point and stream reads of sealed events, through the slim indexes beside the segments: blocks by
-/// (stream, first version), ids by a 47-bit key, segments by first position. Never a scan.
+/// (stream, first version), ids by their buckets (`SealedIDs`), segments by first position. Never a scan.
 extension EventReader {
     /// A block row joined with its segment: `id, stream, first_version, last_version, data, data_offset,
     /// data_length, first_position, last_position, dictionary`.
@@ -11,17 +10,6 @@ extension EventReader {
             s.first_position, s.last_position, s.dictionary
         FROM segment_blocks b JOIN segments s ON s.first_position = b.segment
         """
-
-    /// The key `sealed_ids` files an event id under: 47 bits of its SHA-256, so the key is a 6-byte integer in
-    /// SQLite's record format. Different ids may share a key; a lookup decodes each candidate block and compares.
-    static func idKey(_ id: String) -> Int64 {
-        let digest = SHA256.hash(data: Array(id.utf8))
-        return digest.withUnsafeBytes { bytes in
-            var key: Int64 = 0
-            for index in 0..<6 { key = key << 8 | Int64(bytes[index]) }
-            return key >> 1
-        }
-    }
 
     /// Events of the stream's blocks that `filter` keeps, with their hashes when `hashes`.
     private func blockEvents(
@@ -81,10 +69,13 @@ extension EventReader {
     }
 
     func sealedEvent(_ db: Database, id: String) throws -> RecordedEvent? {
-        try blockEvents(
-            db, sql: Self.blockColumns + " JOIN sealed_ids k ON k.block = b.id WHERE k.key = ?",
-            bind: { $0.bind(Self.idKey(id), at: 1) }, hashes: true, filter: { $0.id.elementsEqual(id.utf8) }
-        ).first
+        for block in try SealedIDs.candidateBlocks(db, id: id) {
+            let found = try blockEvents(
+                db, sql: Self.blockColumns + " WHERE b.id = ?", bind: { $0.bind(block, at: 1) }, hashes: true,
+                filter: { $0.id.elementsEqual(id.utf8) })
+            if let event = found.first { return event }
+        }
+        return nil
     }
 
     func sealedEvent(_ db: Database, position: Int64) throws -> RecordedEvent? {

@@ -25,8 +25,8 @@ public struct SealReport: Sendable, Hashable {
 /// does a short write transaction insert the blocks and the segment row, after checking that nobody sealed that
 /// range meanwhile. That commit is the move: from then on the rows of the segment's positions are *dead* — reads
 /// by position and by stream take positions up to the last segment's from the segments and ignore rows there.
-/// Afterwards, `purgeRows` at a time, each in a transaction of its own, a dead row's id key goes into
-/// `sealed_ids` and the row is deleted (doing all of it in the segment's transaction held the write lock for
+/// Afterwards, `purgeRows` at a time, each in a transaction of its own, a dead row's id goes into its
+/// `SealedIDs` bucket and the row is deleted (doing all of it in the segment's transaction held the write lock for
 /// 20–36 ms: the keys and the rows' index entries are scattered). Until then a lookup by id finds the dead row's
 /// position through the rows' index and reads the event from the segment, so an id is always found (a dead
 /// row's own bytes are never read). A crash at any moment leaves, for each position, a live row or a segment, and
@@ -98,9 +98,9 @@ extension EventStore {
     /// Dead rows purged per write transaction: a few milliseconds of holding the write lock.
     static let purgeRows = 256
 
-    /// Files the ids of up to `limit` dead rows (positions a segment holds) in `sealed_ids` under the block that
-    /// holds each, deletes the rows and takes their payloads off the counters; returns the payload bytes freed,
-    /// or nil when there was no dead row.
+    /// Files the ids of up to `limit` dead rows (positions a segment holds) in `SealedIDs`' buckets under the block
+    /// that holds each, deletes the rows and takes their payloads off the counters; returns the payload bytes
+    /// freed, or nil when there was no dead row.
     static func purgeDeadRows(_ db: Database, limit: Int) throws -> Int64? {
         let sealed = try EventReader.sealedThrough(db)
         let dead = try db.cachedStatement(
@@ -118,7 +118,7 @@ extension EventStore {
         guard let low = rows.first?.position, let high = rows.last?.position else { return nil }
         let block = try db.cachedStatement(
             sql: "SELECT id FROM segment_blocks WHERE stream = ? AND first_version <= ? ORDER BY first_version DESC LIMIT 1")
-        let insertKey = try db.cachedStatement(sql: "INSERT OR IGNORE INTO sealed_ids(key, block) VALUES (?, ?)")
+        var filed: [(id: String, block: Int64)] = []
         for row in rows {
             block.bind(row.stream, at: 1)
             block.bind(row.version, at: 2)
@@ -126,9 +126,9 @@ extension EventStore {
             guard try block.stepRow(db) else {
                 throw StoreError(.schema, "position \(row.position) is sealed but no block holds its stream's version")
             }
-            let blockID = block.int64(at: 0)
-            try insertKey.execute(arguments: [EventReader.idKey(row.id), blockID])
+            filed.append((row.id, block.int64(at: 0)))
         }
+        try SealedIDs.file(filed, in: db)
         let freed = rows.reduce(0) { $0 + $1.bytes }
         try db.execute(sql: "DELETE FROM events WHERE position BETWEEN ? AND ?", arguments: [low, high])
         try db.execute(
@@ -254,7 +254,7 @@ struct BuiltSegment {
         self.target = target
         self.previousHash = previousHash
         lastHash = events[events.count - 1].hash
-        checks = events.flatMap { $0.hash.prefix(4) }
+        checks = events.flatMap { $0.hash.prefix(RawSegment.sealedCheckWidth) }
         hashes = events.flatMap(\.hash)
         self.dictionary = dictionary
         // Group by stream, streams in the order of their first event; within a stream, versions are consecutive.

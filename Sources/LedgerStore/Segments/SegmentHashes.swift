@@ -2,7 +2,7 @@ import Synchronization
 
 /// Chain hashes of recently read segments, by first position.
 ///
-/// A sealed event's hash is not stored (only a 4-byte check value), and computing it needs every event of its
+/// A sealed event's hash is not stored (only a 2-byte check value), and computing it needs every event of its
 /// segment before it, whatever their stream. A point read that wants hashes (a timeline, an event by id) hashes
 /// the segment once (`RawSegment.chainHashes`); later reads of the same segment find its hashes here. Sealing puts
 /// in the hashes of each segment it writes (its rows had them), so a `serve` that seals in the background answers

@@ -89,7 +89,7 @@ struct EventReader {
         }
     }
 
-    /// A dead row (sealed, its id not yet filed in `sealed_ids`) is found by the rows' index too; its event is then
+    /// A dead row (sealed, its id not yet filed in `SealedIDs`) is found by the rows' index too; its event is then
     /// read from its segment, the copy `verify` checks: a dead row's own bytes are never read.
     func event(_ db: Database, id: String) throws -> RecordedEvent? {
         let position: Int64? = try {

@@ -1,0 +1,1 @@
+../../../../Schemas/sql/004_sealed_id_buckets.sql

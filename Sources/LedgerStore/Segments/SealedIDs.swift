@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// Where sealed event ids are filed, so that a lookup by id reads one small row and decodes only the blocks it
+/// names (Schemas/sql/README.md, "Lookups stay indexed").
+///
+/// Since 2026-11-29 (`004_sealed_id_buckets.sql`) an id goes into one of 65,536 buckets by the first 16 bits of its
+/// SHA-256; the bucket's row holds one entry per id, back to back: the next 15 bits (2 bytes, big-endian), then the
+/// block holding the event (varint). That is ~5 bytes per sealed event where `sealed_ids`' B-tree entries took 15.4
+/// (BENCHMARKS.md, session 38). Ids sealed before stay in `sealed_ids` under the first 47 bits, and a lookup asks
+/// both. Different ids may share bits; a lookup decodes each candidate block and compares the ids.
+enum SealedIDs {
+    /// An id's SHA-256 bits as both layouts file them.
+    struct Hash {
+        var bucket: Int64
+        var entry: UInt16
+        var legacyKey: Int64
+
+        init(_ id: String) {
+            let digest = SHA256.hash(data: Array(id.utf8))
+            var bits: UInt64 = 0
+            digest.withUnsafeBytes { bytes in
+                for index in 0..<6 { bits = bits << 8 | UInt64(bytes[index]) }
+            }
+            bucket = Int64(bits >> 32)
+            entry = UInt16(truncatingIfNeeded: bits >> 17) & 0x7fff
+            legacyKey = Int64(bits >> 1)
+        }
+    }
+
+    /// Files each (id, block) in its bucket, in the caller's write transaction.
+    static func file(_ ids: [(id: String, block: Int64)], in db: Database) throws {
+        var buckets: [Int64: [UInt8]] = [:]
+        for (id, block) in ids {
+            let hash = Hash(id)
+            buckets[hash.bucket, default: []].append(
+                contentsOf: [UInt8(truncatingIfNeeded: hash.entry >> 8), UInt8(truncatingIfNeeded: hash.entry)])
+            var value = UInt64(block)
+            while value >= 0x80 {
+                buckets[hash.bucket]!.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            buckets[hash.bucket]!.append(UInt8(value))
+        }
+        let append = try db.cachedStatement(
+            sql: """
+                INSERT INTO sealed_id_buckets(bucket, entries) VALUES (?, ?)
+                ON CONFLICT(bucket) DO UPDATE SET entries = entries || excluded.entries
+                """)
+        for bucket in buckets.keys.sorted() {
+            try append.execute(arguments: [bucket, buckets[bucket].map { Data($0) }])
+        }
+    }
+
+    /// The blocks that may hold `id`, in ascending order.
+    static func candidateBlocks(_ db: Database, id: String) throws -> [Int64] {
+        let hash = Hash(id)
+        var blocks: Set<Int64> = []
+        let bucket = try db.cachedStatement(sql: "SELECT entries FROM sealed_id_buckets WHERE bucket = ?")
+        bucket.bind(hash.bucket, at: 1)
+        defer { bucket.resetBindings() }
+        if try bucket.stepRow(db) {
+            let entries = bucket.blob(at: 0)
+            var offset = 0
+            while offset < entries.count {
+                guard offset + 2 < entries.count else { throw damaged(hash.bucket) }
+                let entry = UInt16(entries[offset]) << 8 | UInt16(entries[offset + 1])
+                offset += 2
+                var block: UInt64 = 0
+                var shift: UInt64 = 0
+                while true {
+                    guard offset < entries.count, shift < 63 else { throw damaged(hash.bucket) }
+                    let byte = entries[offset]
+                    offset += 1
+                    block |= UInt64(byte & 0x7f) << shift
+                    if byte & 0x80 == 0 { break }
+                    shift += 7
+                }
+                if entry == hash.entry { blocks.insert(Int64(bitPattern: block)) }
+            }
+        }
+        let legacy = try db.cachedStatement(sql: "SELECT block FROM sealed_ids WHERE key = ?")
+        legacy.bind(hash.legacyKey, at: 1)
+        defer { legacy.resetBindings() }
+        while try legacy.stepRow(db) { blocks.insert(legacy.int64(at: 0)) }
+        return blocks.sorted()
+    }
+
+    private static func damaged(_ bucket: Int64) -> StoreError {
+        StoreError(.corruptPayload, "the sealed ids' bucket \(bucket) is damaged: an entry runs past its end")
+    }
+}
