@@ -36,12 +36,7 @@ enum SealedIDs {
             let hash = Hash(id)
             buckets[hash.bucket, default: []].append(
                 contentsOf: [UInt8(truncatingIfNeeded: hash.entry >> 8), UInt8(truncatingIfNeeded: hash.entry)])
-            var value = UInt64(block)
-            while value >= 0x80 {
-                buckets[hash.bucket]!.append(UInt8(truncatingIfNeeded: value) | 0x80)
-                value >>= 7
-            }
-            buckets[hash.bucket]!.append(UInt8(value))
+            Varint.append(UInt64(block), to: &buckets[hash.bucket]!)
         }
         let append = try db.cachedStatement(
             sql: """
@@ -67,16 +62,7 @@ enum SealedIDs {
                 guard offset + 2 < entries.count else { throw damaged(hash.bucket) }
                 let entry = UInt16(entries[offset]) << 8 | UInt16(entries[offset + 1])
                 offset += 2
-                var block: UInt64 = 0
-                var shift: UInt64 = 0
-                while true {
-                    guard offset < entries.count, shift < 63 else { throw damaged(hash.bucket) }
-                    let byte = entries[offset]
-                    offset += 1
-                    block |= UInt64(byte & 0x7f) << shift
-                    if byte & 0x80 == 0 { break }
-                    shift += 7
-                }
+                guard let block = Varint.read(entries, at: &offset) else { throw damaged(hash.bucket) }
                 if entry == hash.entry { blocks.insert(Int64(bitPattern: block)) }
             }
         }

@@ -204,8 +204,8 @@ struct RawSegment: Sendable {
 
     /// Every event of the segment in position order, each with its chain hash computed from the segment's
     /// `previous_hash`, and the first position whose hash does not match its stored check value (`checkWidth`
-    /// bytes; the last position's also its whole `last_hash`). Bytes that do not decode, or positions missing or twice, fail the
-    /// whole segment at its first position.
+    /// bytes; the last position's also its whole `last_hash`). Bytes that do not decode, or positions missing or
+    /// twice, fail the whole segment at its first position.
     func decode(with decoder: PayloadDecoder, hashes: Bool = true) -> DecodedSegment {
         let count = Int(last - first + 1)
         guard count >= 1, let width = Self.checkWidth(checks: checks.count, events: count), previousHash.count == 32,

@@ -4,11 +4,11 @@
 /// | part | encoding |
 /// |---|---|
 /// | layout | one 0 byte |
-/// | positions | a varint per event: its position minus the previous event's (the first: minus the segment's first position − 1) |
+/// | positions | a varint per event: its position minus the previous event's (the first: minus first − 1) |
 /// | id lengths, type lengths | a varint per event each |
 /// | at, recorded_at | a zig-zag varint per event each: the difference to the previous event's (the first: to 0) |
 /// | payload lengths | a varint per event |
-/// | ids, types, payloads | each event's bytes back to back: ids (UTF-8, qualified by the app, exactly as appended), then types, then the uncompressed payloads |
+/// | ids, types, payloads | each kind back to back: ids (UTF-8, app-qualified, as appended), types, payloads |
 ///
 /// Each kind of field next to its like compresses better than event after event: the bench corpus's blocks are
 /// 2.5 % smaller (BENCHMARKS.md, session 38). Blocks sealed before hold one record per event (position, id, type,
@@ -36,19 +36,19 @@ enum SegmentBlock {
         bytes.append(columnar)
         var previous = segmentStart - 1
         for record in records {
-            appendVarint(UInt64(record.position - previous), to: &bytes)
+            Varint.append(UInt64(record.position - previous), to: &bytes)
             previous = record.position
         }
-        for record in records { appendVarint(UInt64(record.id.utf8.count), to: &bytes) }
-        for record in records { appendVarint(UInt64(record.type.utf8.count), to: &bytes) }
+        for record in records { Varint.append(UInt64(record.id.utf8.count), to: &bytes) }
+        for record in records { Varint.append(UInt64(record.type.utf8.count), to: &bytes) }
         for field in [\Record.at, \Record.recordedAt] {
             var previous: Int64 = 0
             for record in records {
-                appendVarint(zigzag(record[keyPath: field] &- previous), to: &bytes)
+                Varint.append(zigzag(record[keyPath: field] &- previous), to: &bytes)
                 previous = record[keyPath: field]
             }
         }
-        for record in records { appendVarint(UInt64(record.payload.count), to: &bytes) }
+        for record in records { Varint.append(UInt64(record.payload.count), to: &bytes) }
         for record in records { bytes.append(contentsOf: record.id.utf8) }
         for record in records { bytes.append(contentsOf: record.type.utf8) }
         for record in records { bytes.append(contentsOf: record.payload) }
@@ -169,16 +169,8 @@ enum SegmentBlock {
         }
 
         mutating func varint() throws(BlockError) -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard offset < bytes.count, shift < 64 else { throw BlockError("a number runs past its end") }
-                let byte = bytes[offset]
-                offset += 1
-                value |= UInt64(byte & 0x7f) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
+            guard let value = Varint.read(bytes, at: &offset) else { throw BlockError("a number runs past its end") }
+            return value
         }
 
         mutating func bytes(_ count: Int) throws(BlockError) -> UnsafeRawBufferPointer {
@@ -186,20 +178,6 @@ enum SegmentBlock {
             defer { offset += count }
             return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
         }
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-    }
-
-    private static func appendText(_ text: String, to bytes: inout [UInt8]) {
-        appendVarint(UInt64(text.utf8.count), to: &bytes)
-        bytes.append(contentsOf: text.utf8)
     }
 
     private static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
