@@ -19,86 +19,95 @@ extension EventCodec {
     }
 
     /// Storage form: compact `{"source":…,"data":…}`; id, stream, type and at live in the row's columns.
+    /// Written straight to bytes (every append encodes one): the same members `dataJSON` builds as a tree.
     public static func encodePayload(_ event: LedgerEvent) -> [UInt8] {
-        var writer = JSONWriter()
-        writer.write(.object(["source": .string(event.source.rawValue), "data": dataJSON(event.data)]))
-        return writer.bytes
+        var object = JSONObjectWriter()
+        object.add("source", .string(event.source.rawValue))
+        object.addObject("data") { writeData(event.data, into: &$0) }
+        return object.finish()
     }
 
     /// The `data` object of an event, optional fields omitted when absent.
     public static func dataJSON(_ data: EventData) -> JSONValue {
         var o = JSONObject()
-        switch data {
-        case .request(let r):
-            o["attributesType"] = .string(r.attributesType)
-            o["attributes"] = r.attributes
-            o["content"] = contentJSON(r.content)
-            switch r.pushType {
-            case .none?: o["pushType"] = "none"
-            case .token?: o["pushType"] = "token"
-            case .channel(let id)?: o["pushType"] = .object(["channel": .string(id)])
-            case nil: break
-            }
-            if let style = r.style { o["style"] = .string(style.rawValue) }
-            if let start = r.scheduledStart { o["scheduledStart"] = .string(start.rfc3339) }
-            if let origin = r.origin { o["origin"] = .string(origin.rawValue) }
-            if let installation = r.installation { o["installation"] = .string(installation) }
-        case .token(let t), .startToken(let t):
-            o["token"] = .string(t.token)
-            if let environment = t.environment { o["environment"] = .string(environment.rawValue) }
-        case .update(let u):
-            o["content"] = contentJSON(u.content)
-            o["timestamp"] = .int(u.timestamp)
-            if let alert = u.alert { o["alert"] = alertJSON(alert) }
-            if let priority = u.priority { o["priority"] = .int(Int64(priority)) }
-        case .end(let e):
-            if let content = e.content { o["content"] = contentJSON(content) }
-            o["timestamp"] = .int(e.timestamp)
-            switch e.dismissalPolicy {
-            case .default?: o["dismissalPolicy"] = "default"
-            case .immediate?: o["dismissalPolicy"] = "immediate"
-            case .after(let date)?: o["dismissalPolicy"] = .object(["after": .string(date.rfc3339)])
-            case nil: break
-            }
-        case .dismiss(let d):
-            o["by"] = .string(d.by.rawValue)
-        case .push(let p):
-            o["refersTo"] = .string(p.refersTo)
-            o["status"] = .int(Int64(p.status))
-            if let v = p.reason { o["reason"] = .string(v) }
-            if let v = p.apnsId { o["apnsId"] = .string(v) }
-            if let v = p.token { o["token"] = .string(v) }
-            if let v = p.channel { o["channel"] = .string(v) }
-            if let v = p.priority { o["priority"] = .int(Int64(v)) }
-            if let v = p.apnsTimestamp { o["apnsTimestamp"] = .string(v.rfc3339) }
-        case .observe(let ob):
-            o["activityState"] = .string(ob.activityState.rawValue)
-            if let v = ob.contentTimestamp { o["contentTimestamp"] = .int(v) }
-            if let v = ob.contentHash { o["contentHash"] = .string(v) }
-        case .subscribe(let s):
-            o["activity"] = .string(s.activity)
-        case .reconcile(let r):
-            o["run"] = .string(r.run)
-            o["action"] = .string(r.action.rawValue)
-            if let v = r.reason { o["reason"] = .string(v) }
-            if let v = r.finding { o["finding"] = .string(v) }
-        }
+        writeData(data, into: &o)
         return .object(o)
     }
 
-    public static func contentJSON(_ content: ActivityContent) -> JSONValue {
-        var o = JSONObject()
-        o["state"] = content.state
-        if let stale = content.staleDate { o["staleDate"] = .string(stale.rfc3339) }
-        if let score = content.relevanceScore { o["relevanceScore"] = .double(score) }
-        return .object(o)
+    /// The one description of each type's `data` members, for a tree and for bytes alike.
+    static func writeData(_ data: EventData, into o: inout some JSONMemberSink) {
+        switch data {
+        case .request(let r):
+            o.add("attributesType", .string(r.attributesType))
+            o.add("attributes", r.attributes)
+            o.addObject("content") { writeContent(r.content, into: &$0) }
+            switch r.pushType {
+            case .none?: o.add("pushType", "none")
+            case .token?: o.add("pushType", "token")
+            case .channel(let id)?: o.addObject("pushType") { $0.add("channel", .string(id)) }
+            case nil: break
+            }
+            if let style = r.style { o.add("style", .string(style.rawValue)) }
+            if let start = r.scheduledStart { o.add("scheduledStart", .string(start.rfc3339)) }
+            if let origin = r.origin { o.add("origin", .string(origin.rawValue)) }
+            if let installation = r.installation { o.add("installation", .string(installation)) }
+        case .token(let t), .startToken(let t):
+            o.add("token", .string(t.token))
+            if let environment = t.environment { o.add("environment", .string(environment.rawValue)) }
+        case .update(let u):
+            o.addObject("content") { writeContent(u.content, into: &$0) }
+            o.add("timestamp", .int(u.timestamp))
+            if let alert = u.alert { o.addObject("alert") { writeAlert(alert, into: &$0) } }
+            if let priority = u.priority { o.add("priority", .int(Int64(priority))) }
+        case .end(let e):
+            if let content = e.content { o.addObject("content") { writeContent(content, into: &$0) } }
+            o.add("timestamp", .int(e.timestamp))
+            switch e.dismissalPolicy {
+            case .default?: o.add("dismissalPolicy", "default")
+            case .immediate?: o.add("dismissalPolicy", "immediate")
+            case .after(let date)?: o.addObject("dismissalPolicy") { $0.add("after", .string(date.rfc3339)) }
+            case nil: break
+            }
+        case .dismiss(let d):
+            o.add("by", .string(d.by.rawValue))
+        case .push(let p):
+            o.add("refersTo", .string(p.refersTo))
+            o.add("status", .int(Int64(p.status)))
+            if let v = p.reason { o.add("reason", .string(v)) }
+            if let v = p.apnsId { o.add("apnsId", .string(v)) }
+            if let v = p.token { o.add("token", .string(v)) }
+            if let v = p.channel { o.add("channel", .string(v)) }
+            if let v = p.priority { o.add("priority", .int(Int64(v))) }
+            if let v = p.apnsTimestamp { o.add("apnsTimestamp", .string(v.rfc3339)) }
+        case .observe(let ob):
+            o.add("activityState", .string(ob.activityState.rawValue))
+            if let v = ob.contentTimestamp { o.add("contentTimestamp", .int(v)) }
+            if let v = ob.contentHash { o.add("contentHash", .string(v)) }
+        case .subscribe(let s):
+            o.add("activity", .string(s.activity))
+        case .reconcile(let r):
+            o.add("run", .string(r.run))
+            o.add("action", .string(r.action.rawValue))
+            if let v = r.reason { o.add("reason", .string(v)) }
+            if let v = r.finding { o.add("finding", .string(v)) }
+        }
+    }
+
+    static func writeContent(_ content: ActivityContent, into o: inout some JSONMemberSink) {
+        o.add("state", content.state)
+        if let stale = content.staleDate { o.add("staleDate", .string(stale.rfc3339)) }
+        if let score = content.relevanceScore { o.add("relevanceScore", .double(score)) }
     }
 
     static func alertJSON(_ alert: Alert) -> JSONValue {
         var o = JSONObject()
-        if let v = alert.title { o["title"] = v }
-        if let v = alert.body { o["body"] = v }
-        if let v = alert.sound { o["sound"] = .string(v) }
+        writeAlert(alert, into: &o)
         return .object(o)
+    }
+
+    static func writeAlert(_ alert: Alert, into o: inout some JSONMemberSink) {
+        if let v = alert.title { o.add("title", v) }
+        if let v = alert.body { o.add("body", v) }
+        if let v = alert.sound { o.add("sound", .string(v)) }
     }
 }

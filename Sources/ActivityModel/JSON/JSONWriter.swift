@@ -4,9 +4,16 @@ import Formats
 ///
 /// This is the form the 4096-byte content-state rule measures and the form the ledger stores.
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+    public fileprivate(set) var bytes: [UInt8] = []
 
     public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    /// The writer's bytes, leaving it empty (a hand-over without a second owner).
+    mutating func take() -> JSONWriter {
+        var taken = JSONWriter(capacity: 0)
+        swap(&taken, &self)
+        return taken
+    }
 
     public mutating func write(_ value: JSONValue) {
         switch value {
@@ -45,6 +52,69 @@ public struct JSONWriter: Sendable {
 
     mutating func writeString(utf8: some Collection<UInt8>) {
         JSONString.append(utf8, to: &bytes)
+    }
+}
+
+/// Where the members of an object the ledger makes go, in order: a tree (`JSONObject`) or bytes
+/// (`JSONObjectWriter`). One description of an object's members (e.g. `EventCodec.writeData`) serves both, so
+/// a payload written straight to bytes is the one the tree would give.
+public protocol JSONMemberSink {
+    /// Appends a member; every key is added once.
+    mutating func add(_ key: String, _ value: JSONValue)
+    /// Appends a member whose value is an object made of what `body` adds.
+    mutating func addObject(_ key: String, _ body: (inout Self) -> Void)
+}
+
+extension JSONObject: JSONMemberSink {
+    public mutating func add(_ key: String, _ value: JSONValue) { members.append(Member(key: key, value: value)) }
+
+    public mutating func addObject(_ key: String, _ body: (inout JSONObject) -> Void) {
+        var inner = JSONObject()
+        body(&inner)
+        add(key, .object(inner))
+    }
+}
+
+/// An object written member by member as compact JSON (`JSONWriter`'s form), with no tree in between.
+public struct JSONObjectWriter: JSONMemberSink {
+    private var writer: JSONWriter
+    private var empty = true
+
+    public init(capacity: Int = 256) {
+        writer = JSONWriter(capacity: capacity)
+        writer.bytes.append(UInt8(ascii: "{"))
+    }
+
+    private init(continuing writer: JSONWriter) {
+        self.writer = writer
+        self.writer.bytes.append(UInt8(ascii: "{"))
+    }
+
+    public mutating func add(_ key: String, _ value: JSONValue) {
+        startMember(key)
+        writer.write(value)
+    }
+
+    public mutating func addObject(_ key: String, _ body: (inout JSONObjectWriter) -> Void) {
+        startMember(key)
+        // The bytes move into the inner object and back: never two owners, so no copy on append.
+        var inner = JSONObjectWriter(continuing: writer.take())
+        body(&inner)
+        inner.writer.bytes.append(UInt8(ascii: "}"))
+        writer = inner.writer.take()
+    }
+
+    /// The object's bytes, closed.
+    public consuming func finish() -> [UInt8] {
+        writer.bytes.append(UInt8(ascii: "}"))
+        return writer.bytes
+    }
+
+    private mutating func startMember(_ key: String) {
+        if !empty { writer.bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        writer.writeString(key)
+        writer.bytes.append(UInt8(ascii: ":"))
     }
 }
 
