@@ -31,21 +31,48 @@ struct EventCodecTests {
 
     @Test("every event type round-trips through encode and decode")
     func everyTypeRoundTrips() throws {
-        let lines = [
-            #"{"id":"r","stream":"activity:A","type":"request","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"attributesType":"RideAttributes","attributes":{"rider":"J"},"content":{"state":{"s":1}},"pushType":{"channel":"C"},"style":"transient","scheduledStart":"2026-11-20T21:00:00.000Z","origin":"pushToStart","installation":"I1"}}"#,
-            #"{"id":"t","stream":"activity:A","type":"token","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"token":"ab12","environment":"sandbox"}}"#,
-            #"{"id":"st","stream":"installation:I1","type":"startToken","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"token":"ff00"}}"#,
-            #"{"id":"e","stream":"channel:C","type":"end","at":"2026-11-20T20:00:00.000Z","source":"server","data":{"timestamp":1795204800,"dismissalPolicy":{"after":"2026-11-20T21:00:00.000Z"}}}"#,
-            #"{"id":"d","stream":"activity:A","type":"dismiss","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"by":"user"}}"#,
-            #"{"id":"p","stream":"activity:A","type":"push","at":"2026-11-20T20:00:00.000Z","source":"apns","data":{"refersTo":"u1","status":410,"reason":"Unregistered","apnsId":"X","token":"ab12","priority":5,"apnsTimestamp":"2026-11-20T19:00:00.000Z"}}"#,
-            #"{"id":"o","stream":"activity:A","type":"observe","at":"2026-11-20T20:00:00.000Z","source":"device","data":{"activityState":"stale","contentTimestamp":1795204800,"contentHash":"abc"}}"#,
-            #"{"id":"s","stream":"channel:C","type":"subscribe","at":"2026-11-20T20:00:00.000Z","source":"server","data":{"activity":"A"}}"#,
-            #"{"id":"k","stream":"activity:A","type":"reconcile","at":"2026-11-20T20:00:00.000Z","source":"ledger","data":{"run":"nightly-1","action":"end","reason":"leaked","finding":"leaked"}}"#,
-        ]
-        for line in lines {
+        for line in Self.everyTypeLines {
             let event = try EventCodec.decode(line)
             #expect(String(decoding: EventCodec.encode(event), as: UTF8.self) == line)
         }
+    }
+
+    static let everyTypeLines = [
+        #"{"id":"r","stream":"activity:A","type":"request","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"attributesType":"RideAttributes","attributes":{"rider":"J"},"content":{"state":{"s":1}},"pushType":{"channel":"C"},"style":"transient","scheduledStart":"2026-11-20T21:00:00.000Z","origin":"pushToStart","installation":"I1"}}"#,
+        #"{"id":"t","stream":"activity:A","type":"token","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"token":"ab12","environment":"sandbox"}}"#,
+        #"{"id":"st","stream":"installation:I1","type":"startToken","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"token":"ff00"}}"#,
+        #"{"id":"e","stream":"channel:C","type":"end","at":"2026-11-20T20:00:00.000Z","source":"server","data":{"timestamp":1795204800,"dismissalPolicy":{"after":"2026-11-20T21:00:00.000Z"}}}"#,
+        #"{"id":"d","stream":"activity:A","type":"dismiss","at":"2026-11-20T20:00:00.000Z","source":"app","data":{"by":"user"}}"#,
+        #"{"id":"p","stream":"activity:A","type":"push","at":"2026-11-20T20:00:00.000Z","source":"apns","data":{"refersTo":"u1","status":410,"reason":"Unregistered","apnsId":"X","token":"ab12","priority":5,"apnsTimestamp":"2026-11-20T19:00:00.000Z"}}"#,
+        #"{"id":"o","stream":"activity:A","type":"observe","at":"2026-11-20T20:00:00.000Z","source":"device","data":{"activityState":"stale","contentTimestamp":1795204800,"contentHash":"abc"}}"#,
+        #"{"id":"s","stream":"channel:C","type":"subscribe","at":"2026-11-20T20:00:00.000Z","source":"server","data":{"activity":"A"}}"#,
+        #"{"id":"k","stream":"activity:A","type":"reconcile","at":"2026-11-20T20:00:00.000Z","source":"ledger","data":{"run":"nightly-1","action":"end","reason":"leaked","finding":"leaked"}}"#,
+    ]
+
+    @Test("the storage payload written straight to bytes is the tree's bytes, for every scenario event")
+    func payloadBytesAreTheTrees() throws {
+        var events = try Self.everyTypeLines.map { try EventCodec.decode($0) }
+        events += try Scenario.names.flatMap { try Scenario.load($0).events.map(\.event) }
+        #expect(events.count > 100)
+        for event in events {
+            let tree: JSONValue = .object([
+                "source": .string(event.source.rawValue), "data": EventCodec.dataJSON(event.data),
+            ])
+            #expect(EventCodec.encodePayload(event) == tree.compactBytes, "\(event.type) \(event.id ?? "")")
+        }
+    }
+
+    @Test("an interchange problem deep inside is named by its whole path", arguments: [
+        (#"{"a":[{"b":1},{"c":{"d":1,"d":2}}]}"#, "x.a[1].c.d", "a[1].c.d"),
+        (#"{"a":[[1,2,1e400]]}"#, "x.a[0][2]", "a[0][2]"),
+        (#"[{"k":1,"k":1}]"#, "x[0].k", "[0].k"),
+        (#"{"[0]":{"e":1e999}}"#, "x.[0].e", "[0].e"),
+        (#"{"ok":[1,{"deep":[true,null,"s",-0.0]}]}"#, nil, nil),
+    ])
+    func interchangePaths(json: String, underX: String?, alone: String?) throws {
+        let value = try JSONParser.parse(json)
+        #expect(value.firstInterchangeProblem(path: "x")?.field == underX)
+        #expect(value.firstInterchangeProblem()?.field == alone)
     }
 
     @Test("source defaults to server, Unix seconds are accepted for times, null optional fields are absent")

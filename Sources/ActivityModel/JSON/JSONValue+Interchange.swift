@@ -20,6 +20,27 @@ extension JSONValue {
     /// The one home of this rule: events (`EventCodec`), device snapshots, truth lines and the HTTP append bodies
     /// all call it, so the CLI import and the HTTP service refuse the same documents.
     public func firstInterchangeProblem(path: String = "") -> InterchangeProblem? {
+        // The path is spelled only for a problem found: the walk notes its steps on the way back out.
+        var steps: [PathStep] = []
+        guard var problem = firstProblem(steps: &steps) else { return nil }
+        var field = path
+        for step in steps.reversed() {
+            switch step {
+            case .key(let key): field = field.isEmpty ? key : "\(field).\(key)"
+            case .index(let index): field += "[\(index)]"
+            }
+        }
+        problem.field = field
+        return problem
+    }
+
+    private enum PathStep {
+        case key(String)
+        case index(Int)
+    }
+
+    /// The first problem with an empty `field`; `steps` gets the path to it, innermost first.
+    private func firstProblem(steps: inout [PathStep]) -> InterchangeProblem? {
         switch self {
         case .null, .bool, .string: return nil
         case .number(let number):
@@ -28,39 +49,44 @@ extension JSONValue {
             if utf8.count < 300, !utf8.contains(where: { $0 | 0x20 == UInt8(ascii: "e") }) { return nil }
             guard number.doubleValue.isFinite else {
                 return InterchangeProblem(
-                    field: path, expected: "a number a double can hold (RFC 7493)", found: number.text)
+                    field: "", expected: "a number a double can hold (RFC 7493)", found: number.text)
             }
             return nil
         case .array(let items):
             for (index, item) in items.enumerated() {
-                if let found = item.firstInterchangeProblem(path: "\(path)[\(index)]") { return found }
+                if let found = item.firstProblem(steps: &steps) {
+                    steps.append(.index(index))
+                    return found
+                }
             }
             return nil
         case .object(let object):
             let members = object.members
-            if members.count > 1 {
-                if members.count <= 8 {
-                    for index in members.indices.dropFirst()
-                    where members[..<index].contains(where: { $0.key == members[index].key }) {
-                        return Self.repeated(Self.join(path, members[index].key))
-                    }
-                } else {
-                    var seen = Set<String>()
-                    for member in members where !seen.insert(member.key).inserted {
-                        return Self.repeated(Self.join(path, member.key))
-                    }
-                }
+            if members.count > 1, let repeated = Self.firstRepeatedKey(members) {
+                steps.append(.key(repeated))
+                return InterchangeProblem(
+                    field: "", expected: "each key once in an object (RFC 7493)", found: "the key given twice")
             }
             for member in members {
-                if let found = member.value.firstInterchangeProblem(path: Self.join(path, member.key)) { return found }
+                if let found = member.value.firstProblem(steps: &steps) {
+                    steps.append(.key(member.key))
+                    return found
+                }
             }
             return nil
         }
     }
 
-    private static func repeated(_ field: String) -> InterchangeProblem {
-        InterchangeProblem(field: field, expected: "each key once in an object (RFC 7493)", found: "the key given twice")
+    private static func firstRepeatedKey(_ members: [JSONObject.Member]) -> String? {
+        if members.count <= 8 {
+            for index in members.indices.dropFirst()
+            where members[..<index].contains(where: { $0.key == members[index].key }) {
+                return members[index].key
+            }
+            return nil
+        }
+        var seen = Set<String>()
+        for member in members where !seen.insert(member.key).inserted { return member.key }
+        return nil
     }
-
-    private static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 }
