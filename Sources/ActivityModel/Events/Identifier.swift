@@ -23,6 +23,8 @@ public enum Identifier {
     /// Why `name` cannot be a name, or nil: the one rule for names at every door — no control character, in NFC,
     /// at most `maxBytes` (callers put their field before it: "field 'stream': …", "app: …").
     public static func problem(_ name: String) -> String? {
+        // Most names are printable ASCII: no control character and in NFC, read on their bytes once.
+        if isPrintableASCII(name) { return name.utf8.count > maxBytes ? tooLong : nil }
         if let scalar = firstControlCharacter(name) { return "control character \(describe(scalar)) is not allowed" }
         if !isNFC(name) { return notNFC }
         if name.utf8.count > maxBytes { return tooLong }

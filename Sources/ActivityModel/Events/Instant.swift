@@ -205,22 +205,27 @@ extension Instant {
             days -= 1
         }
         let (y, m, d) = Instant.civilFromDays(days)
-        var out: [UInt8] = []
-        out.reserveCapacity(24)
-        func put(_ value: Int64, _ width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var v = value.magnitude
-            for k in stride(from: width - 1, through: 0, by: -1) {
-                digits[k] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
+        // Written in place: every stored time an answer or a payload shows passes here.
+        return String(unsafeUninitializedCapacity: 24) { out in
+            var index = 0
+            func put(_ value: Int64, _ width: Int, then mark: UInt8) {
+                var v = value.magnitude
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    out[index + k] = UInt8(ascii: "0") + UInt8(v % 10)
+                    v /= 10
+                }
+                out[index + width] = mark
+                index += width + 1
             }
-            out.append(contentsOf: digits)
+            put(y, 4, then: UInt8(ascii: "-"))
+            put(m, 2, then: UInt8(ascii: "-"))
+            put(d, 2, then: UInt8(ascii: "T"))
+            put(rem / 3600, 2, then: UInt8(ascii: ":"))
+            put(rem % 3600 / 60, 2, then: UInt8(ascii: ":"))
+            put(rem % 60, 2, then: UInt8(ascii: "."))
+            put(ms, 3, then: UInt8(ascii: "Z"))
+            return index
         }
-        put(y, 4); out.append(UInt8(ascii: "-")); put(m, 2); out.append(UInt8(ascii: "-")); put(d, 2)
-        out.append(UInt8(ascii: "T"))
-        put(rem / 3600, 2); out.append(UInt8(ascii: ":")); put(rem % 3600 / 60, 2); out.append(UInt8(ascii: ":"))
-        put(rem % 60, 2); out.append(UInt8(ascii: ".")); put(ms, 3); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

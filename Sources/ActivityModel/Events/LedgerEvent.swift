@@ -21,25 +21,25 @@ public struct LedgerEvent: Hashable, Sendable {
 
 extension LedgerEvent {
     /// The names this event gives or refers to (its id, stream, and the ids in its data), each with its field path:
-    /// what the door holds to `Identifier`'s NFC and length rules (`attributesType` too: an indexed name).
-    public var names: [(field: String, value: String)] {
-        var names: [(field: String, value: String)] = [("stream", stream.description)]
-        if let id { names.append(("id", id)) }
+    /// what the door holds to `Identifier`'s NFC and length rules (`attributesType` too: an indexed name). `body`
+    /// gets each (field, value), the stream first; no list is made (every appended event is checked).
+    public func forEachName<E: Error>(_ body: (_ field: String, _ value: String) throws(E) -> Void) throws(E) {
+        try body("stream", stream.description)
+        if let id { try body("id", id) }
         switch data {
         case .request(let request):
-            names.append(("data.attributesType", request.attributesType))
-            if let installation = request.installation { names.append(("data.installation", installation)) }
-            if case .channel(let channel) = request.pushType { names.append(("data.pushType.channel", channel)) }
-        case .token(let token), .startToken(let token): names.append(("data.token", token.token))
+            try body("data.attributesType", request.attributesType)
+            if let installation = request.installation { try body("data.installation", installation) }
+            if case .channel(let channel) = request.pushType { try body("data.pushType.channel", channel) }
+        case .token(let token), .startToken(let token): try body("data.token", token.token)
         case .push(let push):
-            names.append(("data.refersTo", push.refersTo))
-            if let token = push.token { names.append(("data.token", token)) }
-            if let channel = push.channel { names.append(("data.channel", channel)) }
-        case .subscribe(let subscribe): names.append(("data.activity", subscribe.activity))
-        case .reconcile(let reconcile): names.append(("data.run", reconcile.run))
+            try body("data.refersTo", push.refersTo)
+            if let token = push.token { try body("data.token", token) }
+            if let channel = push.channel { try body("data.channel", channel) }
+        case .subscribe(let subscribe): try body("data.activity", subscribe.activity)
+        case .reconcile(let reconcile): try body("data.run", reconcile.run)
         case .update, .end, .dismiss, .observe: break
         }
-        return names
     }
 }
 

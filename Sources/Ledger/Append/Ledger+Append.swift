@@ -177,11 +177,11 @@ extension Ledger {
             throw LedgerError(.badInput, "\(error)", line: line, field: path.isEmpty ? nil : path)
         }
         // The id is among the names: one rule for all of them.
-        for name in event.names {
-            guard let problem = Identifier.problem(name.value) else { continue }
+        try event.forEachName { (name, value) throws(LedgerError) in
+            guard let problem = Identifier.problem(value) else { return }
             throw LedgerError(
-                .badInput, "field '\(name.field)': \(problem)", line: line,
-                field: [field, name.field].compactMap { $0 }.joined(separator: "."))
+                .badInput, "field '\(name)': \(problem)", line: line,
+                field: [field, name].compactMap { $0 }.joined(separator: "."))
         }
         return NewEvent(
             id: Namespaced.qualify(event.id!, app: app), stream: Namespaced.qualify(event.stream.description, app: app),
