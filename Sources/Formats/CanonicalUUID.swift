@@ -7,26 +7,42 @@ public enum CanonicalUUID {
     public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = text.utf8
         guard utf8.count == 36 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var high: UInt8?
-        var offset = 0
-        for byte in utf8 {
-            defer { offset += 1 }
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            // Lower case only, so that an upper-case id stays text and round-trips exactly.
-            guard byte < UInt8(ascii: "A") || byte > UInt8(ascii: "F"), let nibble = Hex.value(byte) else { return nil }
-            if let first = high {
-                bytes.append(first << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
+        // Every stored event id passes here on the writer: one pass over contiguous bytes into a 16-byte array.
+        if let parsed = utf8.withContiguousStorageIfAvailable({ bytes(utf8: $0) }) { return parsed }
+        return Array(utf8).withUnsafeBufferPointer { bytes(utf8: $0) }
+    }
+
+    /// `bytes(_:)` of 36 UTF-8 bytes.
+    @usableFromInline
+    static func bytes(utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var valid = true
+        let parsed = [UInt8](unsafeUninitializedCapacity: 16) { out, count in
+            var offset = 0
+            for index in 0..<16 {
+                // Dashes before bytes 4, 6, 8 and 10 (offsets 8, 13, 18, 23).
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard utf8[offset] == UInt8(ascii: "-") else {
+                        valid = false
+                        return
+                    }
+                    offset += 1
+                }
+                guard let high = lowerHex(utf8[offset]), let low = lowerHex(utf8[offset + 1]) else {
+                    valid = false
+                    return
+                }
+                out[index] = high << 4 | low
+                count = index + 1
+                offset += 2
             }
         }
-        return bytes
+        return valid ? parsed : nil
+    }
+
+    /// A lower-case hex digit's value only, so that an upper-case id stays text and round-trips exactly.
+    @inline(__always)
+    static func lowerHex(_ byte: UInt8) -> UInt8? {
+        byte < UInt8(ascii: "A") || byte > UInt8(ascii: "F") ? Hex.value(byte) : nil
     }
 
     /// The canonical spelling of 16 bytes.

@@ -27,10 +27,14 @@ struct FormatsTests {
             #expect(CanonicalUUID.bytes(uuid.uuidString) == nil || !uuid.uuidString.contains(where: \.isLetter))
         }
         for refused in ["", "0123456789abcdef0123456789abcdef", "01234567-89ab-cdef-0123-456789abcdeg",
-            "01234567+89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef0"]
+            "01234567+89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef0",
+            "0123456-789ab-cdef-0123-456789abcdef", "01234567-89AB-cdef-0123-456789abcdef",
+            "01234567-89ab-cdef-0123x456789abcdef", "01234567-89ab-cdef-0123-456789abcde-"]
         {
             #expect(CanonicalUUID.bytes(refused) == nil, "\(refused)")
         }
+        let inLine = "id=01234567-89ab-cdef-0123-456789abcdef;"
+        #expect(CanonicalUUID.bytes(inLine.dropFirst(3).dropLast()) == Hex.decode("0123456789abcdef0123456789abcdef"))
         var generator = SystemRandomNumberGenerator()
         let random = CanonicalUUID.random(using: &generator)
         #expect(UUID(uuidString: random) != nil)

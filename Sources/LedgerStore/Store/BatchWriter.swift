@@ -36,11 +36,13 @@ package struct BatchWriter {
                 var inputs: [ProjectorInput] = []
                 written.reserveCapacity(batch.events.count)
                 inputs.reserveCapacity(batch.events.count)
-                for event in batch.events {
-                    if let recorded = try insert(event, db: db, state: &state, result: &result) {
-                        written.append(recorded)
-                        inputs.append(event.projectorInput)
-                        payloads.append(event.payload)
+                try batch.events.withUnsafeBufferPointer { events in
+                    for index in events.indices {
+                        if let recorded = try insert(events[index], db: db, state: &state, result: &result) {
+                            written.append(recorded)
+                            inputs.append(events[index].projectorInput)
+                            payloads.append(events[index].payload)
+                        }
                     }
                 }
                 if let projector, !written.isEmpty { try projector.apply(written, inputs: inputs, db: db) }
@@ -75,19 +77,38 @@ package struct BatchWriter {
 
     /// What every backend refuses in a batch before touching the log.
     package static func validate(_ batch: AppendBatch) throws {
-        for (index, event) in batch.events.enumerated() {
-            if event.id.isEmpty {
-                throw StoreError(.invalidEvent, "event \(index + 1) of the batch has an empty id", stream: event.stream)
-            }
-            if event.stream.isEmpty {
-                throw StoreError(.invalidEvent, "event \(index + 1) of the batch has an empty stream", eventID: event.id)
-            }
-            // SQLite keeps text up to its first NUL: such a name would be stored cut and its hash would not verify.
-            for (field, text) in [("id", event.id), ("stream", event.stream), ("type", event.type)]
-            where text.utf8.contains(0) {
-                throw StoreError(.invalidEvent, "event \(index + 1) of the batch has a NUL character in its \(field)")
+        // Read in place (a loop over the array copied every event, retaining its strings).
+        try batch.events.withUnsafeBufferPointer { events in
+            for index in events.indices {
+                if events[index].id.isEmpty {
+                    throw StoreError(
+                        .invalidEvent, "event \(index + 1) of the batch has an empty id", stream: events[index].stream)
+                }
+                if events[index].stream.isEmpty {
+                    throw StoreError(
+                        .invalidEvent, "event \(index + 1) of the batch has an empty stream", eventID: events[index].id)
+                }
+                // SQLite keeps text up to its first NUL: such a name would be stored cut and its hash would not verify.
+                if let field = Self.fieldWithNUL(events[index]) {
+                    throw StoreError(
+                        .invalidEvent, "event \(index + 1) of the batch has a NUL character in its \(field)")
+                }
             }
         }
+    }
+
+    private static func fieldWithNUL(_ event: borrowing NewEvent) -> String? {
+        if hasNUL(event.id) { return "id" }
+        if hasNUL(event.stream) { return "stream" }
+        if hasNUL(event.type) { return "type" }
+        return nil
+    }
+
+    private static func hasNUL(_ text: String) -> Bool {
+        let found = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false
+        }
+        return found ?? text.utf8.contains(0)
     }
 
     /// Throws a version conflict, unless every event of the batch is already stored identically (a retried
@@ -139,22 +160,24 @@ package struct BatchWriter {
 
     /// Inserts one event, or records it as a duplicate of the stored one. Returns the new row, if any.
     private func insert(
-        _ event: NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult
+        _ event: borrowing NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult
     ) throws -> RecordedEvent? {
         // The unique index covers rows only: an id of a sealed event is looked up in the segments' id keys.
         if state.anySealed, let existing = try reader.sealedEvent(db, id: event.id) {
             try Self.repeated(existing, event, result: &result)
             return nil
         }
-        guard var slot = try state.slot(event.stream, db: db, create: true) else { return nil }
+        guard let slotIndex = try state.slotIndex(event.stream, db: db, create: true) else { return nil }
+        let slot = state.streams.values[slotIndex]
         let position = state.lastPosition + 1
         let version = slot.version + 1
         let recordedAt = event.recordedAt ?? Int64(Date().timeIntervalSince1970 * 1000)
         let stored = try encoder.compress(event)
+        let (stream, id, type, at, previous) = (event.stream, event.id, event.type, event.at, state.lastHash)
         let hash = event.payload.withUnsafeBytes { payload in
             context.hasher.hash(
-                position: position, stream: event.stream, version: version, id: event.id, type: event.type,
-                at: event.at, recordedAt: recordedAt, payload: payload, previous: state.lastHash)
+                position: position, stream: stream, version: version, id: id, type: type, at: at,
+                recordedAt: recordedAt, payload: payload, previous: previous)
         }
         let statement = try db.cachedStatement(sql: Self.insertSQL)
         statement.bind(position, at: 1)
@@ -176,8 +199,7 @@ package struct BatchWriter {
             try Self.repeated(existing, event, result: &result)
             return nil
         }
-        slot.version = version
-        state.streams[TransactionState.ExactName(name: event.stream)] = slot
+        state.streams.values[slotIndex].version = version
         state.lastPosition = position
         state.lastHash = hash
         state.payloadBytes += Int64(event.payload.count)

@@ -17,7 +17,17 @@ struct TransactionState {
     struct ExactName: Hashable {
         let name: String
 
-        static func == (lhs: ExactName, rhs: ExactName) -> Bool { lhs.name.utf8.elementsEqual(rhs.name.utf8) }
+        static func == (lhs: ExactName, rhs: ExactName) -> Bool {
+            let (left, right) = (lhs.name.utf8, rhs.name.utf8)
+            guard left.count == right.count else { return false }
+            // Every appended event looks its stream up here: compare the bytes in place, not one by one.
+            let same = left.withContiguousStorageIfAvailable { left in
+                right.withContiguousStorageIfAvailable { right in
+                    left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+                }
+            }
+            return (same ?? nil) ?? left.elementsEqual(right)
+        }
 
         func hash(into hasher: inout Hasher) {
             var name = name
@@ -65,9 +75,17 @@ struct TransactionState {
         ).execute(arguments: [payloadBytes, storedPayloadBytes])
     }
 
+    typealias SlotIndex = Dictionary<ExactName, StreamSlot>.Index
+
     /// The stream's interned id and current version (0 = no event), creating the name row when `create`.
     mutating func slot(_ name: String, db: Database, create: Bool) throws -> StreamSlot? {
-        if let slot = streams[ExactName(name: name)] { return slot }
+        try slotIndex(name, db: db, create: create).map { streams.values[$0] }
+    }
+
+    /// Where `slot` keeps the stream's slot: `streams.values[index]`, valid until `streams` next gets a key (an
+    /// append reads and advances its stream's version there with one lookup, not two).
+    mutating func slotIndex(_ name: String, db: Database, create: Bool) throws -> SlotIndex? {
+        if let index = streams.index(forKey: ExactName(name: name)) { return index }
         if streams.count > 50_000 { streams.removeAll(keepingCapacity: true) }
         let find = try db.cachedStatement(sql: "SELECT id FROM streams WHERE name = ?")
         find.bind(name, at: 1)
@@ -85,7 +103,8 @@ struct TransactionState {
         } else {
             return nil
         }
-        streams[ExactName(name: name)] = slot
-        return slot
+        let key = ExactName(name: name)
+        streams[key] = slot
+        return streams.index(forKey: key)
     }
 }
