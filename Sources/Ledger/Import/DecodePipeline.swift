@@ -16,8 +16,8 @@ import Synchronization
 final class DecodePipeline: @unchecked Sendable {
     /// One decoded batch, in input order.
     struct Batch {
-        /// The events as the inline projection reads them, made here rather than on the writer.
-        var handed: [ActivityProjector.Handed] = []
+        /// The events to store, each with its input to the inline projection attached here rather than on the
+        /// writer.
         var stored: [NewEvent] = []
         var lines: [Int] = []
         /// Where the reader was after the batch.
@@ -112,9 +112,9 @@ final class DecodePipeline: @unchecked Sendable {
             }
             guard line.contains(where: { !Ledger.isWhitespace($0) }) else { continue }
             let event = try decode(line, lineNumber: reader.lineNumber)
-            batch.handed.append(ActivityProjector.Handed(event, hashingStates: false))
             // Just decoded from its line: the decoder's rules are the read-back's (`Ledger.newEvent`).
             var stored = try Ledger.newEvent(event, app: app, line: reader.lineNumber, readBack: false)
+            ActivityProjector.attach(ActivityProjector.Handed(event, hashingStates: false), app: app, to: &stored)
             if let size = Ledger.exportedSizeOver(maxEventBytes, event, stored: stored) {
                 throw Ledger.oversize(size, limit: maxEventBytes, line: reader.lineNumber)
             }

@@ -49,8 +49,8 @@ extension Ledger {
                 var importer = BatchImporter(ledger: self, session: session, app: app)
                 while true {
                     switch pipeline.next() {
-                    case .batch(var batch):
-                        try importer.append(&batch)
+                    case .batch(let batch):
+                        try importer.append(batch)
                         progress?(batch.progress)
                         pipeline.recycle(consume batch)
                     case .failed(let error):
@@ -93,11 +93,9 @@ extension Ledger {
                     switch try await Self.readThreads.runIfActive({ pipeline.next() }) {
                     case .batch(let batch):
                         guard !batch.stored.isEmpty else { continue }
-                        var stored = batch.stored
-                        projector.attach(batch.handed, app: app, to: &stored)
                         let result: AppendResult
                         do {
-                            result = try await session.append(AppendBatch(events: stored)) { connection, rows, inputs in
+                            result = try await session.append(AppendBatch(events: batch.stored)) { connection, rows, inputs in
                                 try await PostgresLedger.projectionWrite(
                                     rows, inputs: inputs, projector: projector, connection: connection, logger: logger)
                             }
@@ -152,11 +150,10 @@ struct BatchImporter {
         self.app = app
     }
 
-    /// Appends `batch`, whose events get their projection inputs attached in place (the caller then hands it back
-    /// to the pipeline to be freed: `DecodePipeline.recycle`).
-    mutating func append(_ batch: inout DecodePipeline.Batch) throws {
+    /// Appends `batch`, whose events carry their projection inputs (the caller then hands it back to the pipeline
+    /// to be freed: `DecodePipeline.recycle`).
+    mutating func append(_ batch: DecodePipeline.Batch) throws {
         guard !batch.stored.isEmpty else { return }
-        ledger.projector.attach(batch.handed, app: app, to: &batch.stored)
         let result: AppendResult
         do {
             result = try session.append(AppendBatch(events: batch.stored))

@@ -42,15 +42,16 @@ final class ActivityProjector: InlineProjector {
 
     /// Attaches `events`, decoded by the caller, to their storage forms `stored` (same order, `app`'s namespace).
     func attach(_ events: [LedgerEvent], app: String, to stored: inout [NewEvent]) {
-        attach(events.map { Handed($0, hashingStates: true) }, app: app, to: &stored)
+        precondition(events.count == stored.count, "one decoded event per stored event")
+        for index in stored.indices {
+            Self.attach(Handed(events[index], hashingStates: true), app: app, to: &stored[index])
+        }
     }
 
-    /// The same for events already converted off the writer (an import's decoding thread).
-    func attach(_ handed: [Handed], app: String, to stored: inout [NewEvent]) {
-        precondition(handed.count == stored.count, "one handed event per stored event")
-        for index in stored.indices {
-            stored[index].projectorInput = ProjectorInput(handed[index].qualified(app: app))
-        }
+    /// Attaches one event converted by the caller: an import's decoding thread does this for each event, off
+    /// the writer.
+    static func attach(_ handed: Handed, app: String, to stored: inout NewEvent) {
+        stored.projectorInput = ProjectorInput(handed.qualified(app: app))
     }
 
     func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
