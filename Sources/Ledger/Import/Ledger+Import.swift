@@ -95,7 +95,8 @@ extension Ledger {
                         guard !batch.stored.isEmpty else { continue }
                         let result: AppendResult
                         do {
-                            result = try await session.append(AppendBatch(events: batch.stored)) { connection, rows, inputs in
+                            let appended = AppendBatch(events: batch.stored)
+                            result = try await session.append(appended) { connection, rows, inputs in
                                 try await PostgresLedger.projectionWrite(
                                     rows, inputs: inputs, projector: projector, connection: connection, logger: logger)
                             }
