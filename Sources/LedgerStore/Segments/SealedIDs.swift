@@ -34,9 +34,9 @@ enum SealedIDs {
         var buckets: [Int64: [UInt8]] = [:]
         for (id, block) in ids {
             let hash = Hash(id)
-            buckets[hash.bucket, default: []].append(
-                contentsOf: [UInt8(truncatingIfNeeded: hash.entry >> 8), UInt8(truncatingIfNeeded: hash.entry)])
-            Varint.append(UInt64(block), to: &buckets[hash.bucket]!)
+            var entry = [UInt8(truncatingIfNeeded: hash.entry >> 8), UInt8(truncatingIfNeeded: hash.entry)]
+            Varint.append(UInt64(block), to: &entry)
+            buckets[hash.bucket, default: []].append(contentsOf: entry)
         }
         let append = try db.cachedStatement(
             sql: """

@@ -77,7 +77,7 @@ package struct BatchWriter {
 
     /// What every backend refuses in a batch before touching the log.
     package static func validate(_ batch: AppendBatch) throws {
-        // Read in place (a loop over the array copied every event, retaining its strings).
+        // No array per event (a list of three (field, text) pairs was made for each) and NUL found with `memchr`.
         try batch.events.withUnsafeBufferPointer { events in
             for index in events.indices {
                 if events[index].id.isEmpty {
