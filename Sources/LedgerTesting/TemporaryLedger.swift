@@ -10,12 +10,17 @@ public final class TemporaryLedger: Sendable {
     public let ledger: Ledger
     public var path: String { ledger.path }
 
-    /// `queriesOnCallerThread: false` configures the ledger as `serve` does (`LedgerConfiguration`).
-    public init(durability: StoreConfiguration.Durability = .normal, queriesOnCallerThread: Bool = true) throws {
+    /// `queriesOnCallerThread: false` configures the ledger as `serve` does (`LedgerConfiguration`); `store`
+    /// changes the store's configuration (e.g. small segments, so that small logs seal).
+    public init(
+        durability: StoreConfiguration.Durability = .normal, queriesOnCallerThread: Bool = true,
+        store: (inout StoreConfiguration) -> Void = { _ in }
+    ) throws {
         directory = TemporaryDirectory()
         var configuration = LedgerConfiguration()
         configuration.store.durability = durability
         configuration.queriesOnCallerThread = queriesOnCallerThread
+        store(&configuration.store)
         ledger = try Ledger(path: directory.file("ledger.sqlite"), configuration: configuration, logger: Logger(label: "test"))
     }
 

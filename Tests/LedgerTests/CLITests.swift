@@ -41,6 +41,24 @@ struct CLITests {
         #expect(stats.stdout.contains("\"events\":0"), "\(stats.stdout)")
     }
 
+    @Test("import seals whole segments into a new file as it goes; --rows writes rows; both verify to one digest")
+    func importSealsUnlessRows() throws {
+        let path = directory.file("corpus.jsonl")
+        try CorpusGenerator(seed: 40, activities: 50, eventsPerActivity: 100).lines().joined(separator: "\n")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let rows = directory.file("rows.sqlite")
+        #expect(try cli("import", path, "--db", db).status == 0)
+        #expect(try cli("import", path, "--db", rows, "--rows").status == 0)
+        let sealed = try cli("stats", "--db", db, "--json").stdout
+        #expect(sealed.contains(#""sealedEvents":4096,"unsealedEvents":904,"#), "\(sealed)")
+        let unsealed = try cli("stats", "--db", rows, "--json").stdout
+        #expect(unsealed.contains(#""sealedEvents":0,"unsealedEvents":5000,"#), "\(unsealed)")
+        for file in [db, rows] { #expect(try cli("verify", "--db", file).status == 0) }
+        // The same events (times of arrival aside): the exports differ only in them.
+        let exports = try [db, rows].map { try cli("export", "--db", $0).stdout.split(separator: "\n").count }
+        #expect(exports == [5_000, 5_000])
+    }
+
     @Test("a NUL in an id or stream is refused with exit 2 naming the line and field; verify stays clean")
     func controlCharactersRefused() throws {
         _ = try imported()

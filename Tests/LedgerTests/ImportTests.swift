@@ -156,6 +156,43 @@ struct ImportTests {
         #expect(try temp.ledger.store.lastPosition() == 0)
     }
 
+    /// An import into a new file seals as it goes (`ImportSealer`): the first copy of a re-sent id may be held for
+    /// the next segment, or in a segment the import already wrote; either way the changed copy's line is named.
+    @Test("an id re-sent with other content after its first copy was sealed by the same import is refused at its line",
+          arguments: [3, 1_190])
+    func repeatedIDAfterItsSegmentNamesLine(firstCopy: Int) async throws {
+        // Small segments and an early first dictionary (segments wait for it): the import seals from line ~330.
+        let temp = try TemporaryLedger {
+            $0.segmentEvents = 64
+            $0.firstDictionaryAfter = 200
+            $0.dictionarySize = 4096
+        }
+        var lines = RandomWorkload(seed: 9, activities: 40, eventsPerActivity: 30).lines()
+        #expect(lines.count > 1_000 && firstCopy < lines.count - 64)
+        var original = try EventCodec.decode(lines[firstCopy])
+        if original.id == nil {
+            original.id = "named-\(firstCopy)"
+            lines[firstCopy] = String(decoding: EventCodec.encode(original), as: UTF8.self)
+        }
+        var changed = original
+        changed.at = original.at.adding(milliseconds: 1)
+        lines.append(String(decoding: EventCodec.encode(changed), as: UTF8.self))
+        let path = try temp.write(lines.joined(separator: "\n"), to: "resent.jsonl")
+        let error = await #expect(throws: LedgerError.self) {
+            try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), batchSize: 100)
+        }
+        #expect(error?.code == .conflict)
+        #expect(error?.line == lines.count, "\(error?.description ?? "")")
+        #expect(try temp.ledger.store.lastPosition() == 0)
+        // Without the changed copy the file imports, sealed but for its last partial segment.
+        lines.removeLast()
+        let good = try temp.write(lines.joined(separator: "\n"), to: "good.jsonl")
+        let summary = try await temp.ledger.importJSONLines(try JSONLinesReader(path: good), batchSize: 100)
+        #expect(summary.appended == lines.count && summary.lastPosition == Int64(lines.count))
+        let stats = try temp.ledger.store.stats()
+        #expect(stats.sealedEvents == Int64(lines.count / 64 * 64) && stats.unsealedEvents == Int64(lines.count % 64))
+    }
+
     @Test("export re-imports into an equal log")
     func exportRoundTrip() async throws {
         let temp = try TemporaryLedger()

@@ -35,10 +35,10 @@ struct SealBench {
         return path
     }
 
-    /// Imports `corpus` into a new file with the CLI; returns the file's path.
+    /// Imports `corpus` into a new file with the CLI, as rows (`--rows`: these tests seal them); returns the path.
     func ledger(_ name: String, importing corpus: String, app: String? = nil) throws -> String {
         let path = directory.file(name)
-        let result = try runner.run(["import", corpus, "--db", path] + (app.map { ["--app", $0] } ?? []))
+        let result = try runner.run(["import", corpus, "--db", path, "--rows"] + (app.map { ["--app", $0] } ?? []))
         #expect(result.status == 0, "import: \(result.stderr)")
         return path
     }

@@ -31,21 +31,27 @@ extension Ledger {
     /// before them. Memory stays bounded: a few batches of `batchSize` lines are in flight at a time.
     /// A refusal returns at once, without reading the rest of the input (which may be a terminal still open);
     /// the reader must not be used again after that.
+    ///
+    /// With `sealing`, an import into a ledger file with no rows seals as it goes: whole segments, no rows, rows
+    /// only after the last whole segment (`EventStore.importTransaction`). Without, every event is a row until
+    /// `seal` or `serve` seals it. PostgreSQL stores rows either way.
     public func importJSONLines(
-        _ reader: JSONLinesReader, app: String? = nil, batchSize: Int = 2048,
+        _ reader: JSONLinesReader, app: String? = nil, batchSize: Int = 2048, sealing: Bool = true,
         progress: ((ImportProgress) -> Void)? = nil
     ) async throws -> ImportSummary {
         let app = try Self.namespace(app)
         reader.maxLineBytes = maxEventBytes
+        var precompressor: PayloadPrecompressor?
+        if let file, await !file.importWouldSeal(sealing: sealing) { precompressor = file.makePrecompressor() }
         let pipeline = DecodePipeline(
-            reader: reader, precompressor: file?.makePrecompressor(), batchSize: batchSize,
+            reader: reader, precompressor: precompressor, batchSize: batchSize,
             maxEventBytes: maxEventBytes, app: app)
         pipeline.start()
         if let postgres {
             return try await importJSONLines(pipeline, into: postgres, app: app, progress: progress)
         }
         do {
-            let summary = try await store.importTransaction { session in
+            let summary = try await store.importTransaction(sealing: sealing) { session in
                 var importer = BatchImporter(ledger: self, session: session, app: app)
                 while true {
                     switch pipeline.next() {
@@ -59,7 +65,7 @@ extension Ledger {
                         progress?(end)
                         return ImportSummary(
                             lines: end.lines, appended: importer.appended, duplicates: importer.duplicates,
-                            lastPosition: try store.lastPosition(in: session.db)
+                            lastPosition: session.lastPosition
                         )
                     }
                 }
@@ -176,7 +182,7 @@ struct BatchImporter {
         // The refused batch is still in the transaction (no savepoint): "stored before" is a row before its start.
         let storedBefore =
             error.eventID.map { id in
-                let stored = (try? ledger.store.event(in: session.db, id: id)) ?? nil
+                let stored = (try? session.event(id: id)) ?? nil
                 return stored.map { $0.position <= session.lastPosition } ?? false
             } ?? false
         return Self.line(of: error, in: batch, storedBefore: storedBefore)

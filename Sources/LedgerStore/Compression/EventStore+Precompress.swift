@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 extension EventStore {
     /// `events` with their payloads compressed on the calling thread (see `PayloadPrecompressor`): the
@@ -18,5 +19,15 @@ extension EventStore {
     /// dictionary changed meanwhile.
     package func makePrecompressor() -> PayloadPrecompressor {
         PayloadPrecompressor(board: writer.board, level: configuration.compressionLevel)
+    }
+
+    /// Whether an import starting now with `sealing` would seal as it goes (`ImportSealer`): its payloads then
+    /// need no row frames, and an importer compresses none ahead. Only a hint (another process may append first):
+    /// the import transaction decides again, and the writer compresses whatever reaches a row uncompressed. Asked
+    /// on the writer's connection: a reader opened for it kept the last close from removing the WAL.
+    package func importWouldSeal(sealing: Bool) async -> Bool {
+        guard sealing, !configuration.readOnly else { return false }
+        let rows = try? await pool.writeWithoutTransaction { db in try Self.hasRows(db) }
+        return rows == false
     }
 }

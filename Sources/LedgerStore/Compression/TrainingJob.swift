@@ -21,6 +21,9 @@ final class TrainingJob: Sendable {
     /// Read once: the writer drops the job when it has its result.
     var result: [UInt8]?? {
         guard pipeline.isReady else { return nil }
-        return .some((try? pipeline.next()) ?? nil)
+        return .some(finished)
     }
+
+    /// Waits for zstd: the dictionary, or nil when it found too little material. Read once, like `result`.
+    var finished: [UInt8]? { (try? pipeline.next()) ?? nil }
 }

@@ -76,6 +76,9 @@ public struct StoreConfiguration: Sendable {
     /// make them smaller: the bench corpus's blocks at level 1 are 64.1 B/event, at 3 64.3, at 6 65.2, and level 1
     /// seals ~15 % faster (BENCHMARKS.md, session 38).
     public var sealLevel: Int32 = 1
+    /// Bytes of sealed-id entries an import that seals as it goes keeps in memory (`ImportSealer`, ~5 per event)
+    /// before writing them to the file's buckets; past that its lookups of re-sent ids ask the file too.
+    public var importFiledBytes = 32 << 20
     /// When set, `run()` seals in the background: every `interval`, whole segments of the events beyond the
     /// newest `keepUnsealed` (recent events stay rows, where appends and their readers find them cheaply).
     public var backgroundSealing: BackgroundSealing?

@@ -69,9 +69,15 @@ extension EventReader {
     }
 
     func sealedEvent(_ db: Database, id: String) throws -> RecordedEvent? {
-        for block in try SealedIDs.candidateBlocks(db, id: id) {
+        try sealedEvent(db, id: id, inBlocks: SealedIDs.candidateBlocks(db, id: id), hashes: true)
+    }
+
+    /// The event `id` in the first of `blocks` (ascending) that holds it. Without `hashes` no segment is hashed
+    /// or remembered in `segmentHashes` (an import asks about segments it has not committed).
+    func sealedEvent(_ db: Database, id: String, inBlocks blocks: [Int64], hashes: Bool) throws -> RecordedEvent? {
+        for block in blocks {
             let found = try blockEvents(
-                db, sql: Self.blockColumns + " WHERE b.id = ?", bind: { $0.bind(block, at: 1) }, hashes: true,
+                db, sql: Self.blockColumns + " WHERE b.id = ?", bind: { $0.bind(block, at: 1) }, hashes: hashes,
                 filter: { $0.id.elementsEqual(id.utf8) })
             if let event = found.first { return event }
         }

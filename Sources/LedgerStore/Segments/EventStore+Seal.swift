@@ -76,7 +76,7 @@ extension EventStore {
                 guard let built = try pool.read({ db in try buildSegment(db, through: through, compressor: compressor) })
                 else { break }
                 // false: another sealer wrote this range first; look again.
-                guard try timedWrite({ db in try built.write(db) }) else { continue }
+                guard try timedWrite({ db in try built.write(db, replacingRows: true) }) != nil else { continue }
                 // The rows had every hash: a timeline served by this process after sealing needs no decoding.
                 segmentHashes.store(built.hashes, of: built.first)
                 report.segments += 1
@@ -166,15 +166,20 @@ extension EventStore {
         guard events.count == Int(end - first + 1) else {
             throw StoreError(.corruptPayload, "position \(first + Int64(events.count)) is missing; run verify before sealing")
         }
-        let dictionary = try Row.fetchOne(db, sql: "SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1")
-            .map { (id: $0["id"] as Int64, bytes: Array($0["bytes"] as Data)) }
-        try compressor.use(dictionary)
+        let dictionary = try compressor.useNewest(db)
         let streamIDs = try Dictionary(
             Row.fetchAll(
                 db, sql: "SELECT position, stream FROM events WHERE position BETWEEN ? AND ?", arguments: [first, end]
             ).map { ($0[0] as Int64, $0[1] as Int64) }, uniquingKeysWith: { a, _ in a })
+        let streams = try events.map { event in
+            guard let stream = streamIDs[event.position] else {
+                throw StoreError(.schema, "position \(event.position) vanished while sealing")
+            }
+            return stream
+        }
         return try BuiltSegment(
-            events: events, streamIDs: streamIDs, previousHash: start, dictionary: dictionary?.id, compressor: compressor, target: target)
+            events: events, streams: streams, previousHash: start, dictionary: dictionary, compressor: compressor,
+            target: target)
     }
 
     /// The `last_hash` of the segment ending at `through`.
@@ -199,7 +204,15 @@ final class SegmentCompressor {
         _ = ZSTD_CCtx_setParameter(context.pointer, ZSTD_c_compressionLevel, level)
     }
 
-    func use(_ newest: (id: Int64, bytes: [UInt8])?) throws {
+    /// Switches to the file's newest dictionary (segments are compressed with it) and returns its id (nil: none).
+    func useNewest(_ db: Database) throws -> Int64? {
+        let newest = try Row.fetchOne(db, sql: "SELECT id, bytes FROM dictionaries ORDER BY id DESC LIMIT 1")
+            .map { (id: $0["id"] as Int64, bytes: Array($0["bytes"] as Data)) }
+        try use(newest)
+        return newest?.id
+    }
+
+    private func use(_ newest: (id: Int64, bytes: [UInt8])?) throws {
         guard let newest, newest.id != dictionaryID else { return }
         guard let made = CompressionDictionary(bytes: newest.bytes, level: level) else {
             throw StoreError(.corruptDictionary, "dictionary \(newest.id) could not be loaded for compression")
@@ -242,11 +255,13 @@ struct BuiltSegment {
     let hashes: [UInt8]
     let dictionary: Int64?
     let blocks: [Block]
+    /// The index in `blocks` of each event's block, in position order (filing an id names its block).
+    let blockOfEvent: [Int32]
 
     var storedBytes: Int64 { Int64(checks.count + blocks.reduce(0) { $0 + $1.data.count }) }
 
     init(
-        events: [RecordedEvent], streamIDs: [Int64: Int64], previousHash: [UInt8], dictionary: Int64?,
+        events: [RecordedEvent], streams: [Int64], previousHash: [UInt8], dictionary: Int64?,
         compressor: SegmentCompressor, target: Int64
     ) throws {
         first = events[0].position
@@ -258,19 +273,18 @@ struct BuiltSegment {
         hashes = events.flatMap(\.hash)
         self.dictionary = dictionary
         // Group by stream, streams in the order of their first event; within a stream, versions are consecutive.
+        // `streams[i]` is the interned stream of `events[i]`; events are kept by index, not copied.
         var order: [Int64] = []
-        var byStream: [Int64: [RecordedEvent]] = [:]
-        for event in events {
-            guard let stream = streamIDs[event.position] else {
-                throw StoreError(.schema, "position \(event.position) vanished while sealing")
-            }
+        var byStream: [Int64: [Int]] = [:]
+        for (index, stream) in streams.enumerated() {
             if byStream[stream] == nil { order.append(stream) }
-            byStream[stream, default: []].append(event)
+            byStream[stream, default: []].append(index)
         }
         var blocks: [Block] = []
+        var blockOfEvent = [Int32](repeating: 0, count: events.count)
         var raw: [UInt8] = []
         for stream in order {
-            var pending: [RecordedEvent] = []
+            var pending: [Int] = []
             var pendingBytes = 0
             func flush() throws {
                 guard !pending.isEmpty else { return }
@@ -278,32 +292,40 @@ struct BuiltSegment {
                 SegmentBlock.encode(
                     pending.map {
                         SegmentBlock.Record(
-                            position: $0.position, id: $0.id, type: $0.type, at: $0.at, recordedAt: $0.recordedAt,
-                            payload: $0.payload)
+                            position: events[$0].position, id: events[$0].id, type: events[$0].type, at: events[$0].at,
+                            recordedAt: events[$0].recordedAt, payload: events[$0].payload)
                     }, segmentStart: events[0].position, into: &raw)
+                for index in pending { blockOfEvent[index] = Int32(blocks.count) }
                 blocks.append(Block(
-                    stream: stream, firstVersion: pending[0].version, lastVersion: pending[pending.count - 1].version,
-                    minAt: pending.map(\.at).min() ?? 0, data: try compressor.compress(raw)))
+                    stream: stream, firstVersion: events[pending[0]].version,
+                    lastVersion: events[pending[pending.count - 1]].version,
+                    minAt: pending.map { events[$0].at }.min() ?? 0, data: try compressor.compress(raw)))
                 pending.removeAll(keepingCapacity: true)
                 pendingBytes = 0
             }
-            for event in byStream[stream] ?? [] {
+            for index in byStream[stream] ?? [] {
+                let event = events[index]
                 if pendingBytes > 0, pendingBytes + event.payload.count > Self.blockBytes { try flush() }
-                pending.append(event)
+                pending.append(index)
                 pendingBytes += event.payload.count + event.id.utf8.count + event.type.utf8.count + 16
             }
             try flush()
         }
         self.blocks = blocks
+        self.blockOfEvent = blockOfEvent
     }
 
-    /// Writes the segment in the caller's write transaction, which makes its rows dead (`purgeDeadRows` deletes
-    /// them). False (writing nothing) when the range is no longer the next one to seal.
-    func write(_ db: Database) throws -> Bool {
-        guard try EventReader.sealedThrough(db) == first - 1 else { return false }
-        let rows = try Int64.fetchOne(
-            db, sql: "SELECT count(*) FROM events WHERE position BETWEEN ? AND ?", arguments: [first, last])
-        guard rows == last - first + 1 else { return false }
+    /// Writes the segment in the caller's write transaction and returns its first block's id (`blocks[i]` is that
+    /// id + i). `replacingRows`: its events are rows, which the commit makes dead (`purgeDeadRows` deletes them);
+    /// otherwise they were never rows (`ImportSealer`). nil (writing nothing) when the range is no longer the next
+    /// one to seal, or its rows are not all there.
+    func write(_ db: Database, replacingRows: Bool) throws -> Int64? {
+        guard try EventReader.sealedThrough(db) == first - 1 else { return nil }
+        if replacingRows {
+            let rows = try Int64.fetchOne(
+                db, sql: "SELECT count(*) FROM events WHERE position BETWEEN ? AND ?", arguments: [first, last])
+            guard rows == last - first + 1 else { return nil }
+        }
         let firstBlock = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM segment_blocks") ?? 0) + 1
         // The blocks' bytes back to back in one blob (003_packed_segments.sql), each block row naming its range.
         let insertBlock = try db.cachedStatement(
@@ -334,6 +356,6 @@ struct BuiltSegment {
             ])
         try db.execute(
             sql: "UPDATE store_counters SET value = value + ? WHERE name = 'sealed_bytes'", arguments: [storedBytes])
-        return true
+        return firstBlock
     }
 }

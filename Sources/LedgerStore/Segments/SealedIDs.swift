@@ -31,20 +31,50 @@ enum SealedIDs {
 
     /// Files each (id, block) in its bucket, in the caller's write transaction.
     static func file(_ ids: [(id: String, block: Int64)], in db: Database) throws {
-        var buckets: [Int64: [UInt8]] = [:]
-        for (id, block) in ids {
-            let hash = Hash(id)
-            var entry = [UInt8(truncatingIfNeeded: hash.entry >> 8), UInt8(truncatingIfNeeded: hash.entry)]
-            Varint.append(UInt64(block), to: &entry)
-            buckets[hash.bucket, default: []].append(contentsOf: entry)
+        var pending = Pending()
+        for (id, block) in ids { pending.add(Hash(id), block: block) }
+        try pending.write(db)
+    }
+
+    /// Entries gathered in memory and appended to their buckets' rows in one pass (`write`): an import that seals
+    /// as it goes (`ImportSealer`) files a million ids with 65,536 row writes at most, and asks these entries, not
+    /// the file, whether an id it appends was appended before.
+    struct Pending {
+        /// One entry list per bucket, in the rows' layout; empty until the first entry.
+        private var buckets: [[UInt8]] = []
+        /// Bytes of every entry held.
+        private(set) var bytes = 0
+
+        var isEmpty: Bool { bytes == 0 }
+
+        mutating func add(_ hash: Hash, block: Int64) {
+            if buckets.isEmpty { buckets = Array(repeating: [], count: 1 << 16) }
+            let before = buckets[Int(hash.bucket)].count
+            buckets[Int(hash.bucket)].append(UInt8(truncatingIfNeeded: hash.entry >> 8))
+            buckets[Int(hash.bucket)].append(UInt8(truncatingIfNeeded: hash.entry))
+            Varint.append(UInt64(block), to: &buckets[Int(hash.bucket)])
+            bytes += buckets[Int(hash.bucket)].count - before
         }
-        let append = try db.cachedStatement(
-            sql: """
-                INSERT INTO sealed_id_buckets(bucket, entries) VALUES (?, ?)
-                ON CONFLICT(bucket) DO UPDATE SET entries = entries || excluded.entries
-                """)
-        for bucket in buckets.keys.sorted() {
-            try append.execute(arguments: [bucket, buckets[bucket].map { Data($0) }])
+
+        /// The blocks of the entries held that share `hash`'s bits.
+        func candidates(_ hash: Hash) throws -> [Int64] {
+            guard !buckets.isEmpty else { return [] }
+            return try buckets[Int(hash.bucket)].withUnsafeBytes { try SealedIDs.blocks(in: $0, matching: hash) }
+        }
+
+        /// Appends every entry held to its bucket's row, in bucket order, and forgets them.
+        mutating func write(_ db: Database) throws {
+            guard !buckets.isEmpty else { return }
+            let append = try db.cachedStatement(
+                sql: """
+                    INSERT INTO sealed_id_buckets(bucket, entries) VALUES (?, ?)
+                    ON CONFLICT(bucket) DO UPDATE SET entries = entries || excluded.entries
+                    """)
+            for bucket in buckets.indices where !buckets[bucket].isEmpty {
+                try append.execute(arguments: [bucket, Data(buckets[bucket])])
+            }
+            buckets = []
+            bytes = 0
         }
     }
 
@@ -55,22 +85,26 @@ enum SealedIDs {
         let bucket = try db.cachedStatement(sql: "SELECT entries FROM sealed_id_buckets WHERE bucket = ?")
         bucket.bind(hash.bucket, at: 1)
         defer { bucket.resetBindings() }
-        if try bucket.stepRow(db) {
-            let entries = bucket.blob(at: 0)
-            var offset = 0
-            while offset < entries.count {
-                guard offset + 2 < entries.count else { throw damaged(hash.bucket) }
-                let entry = UInt16(entries[offset]) << 8 | UInt16(entries[offset + 1])
-                offset += 2
-                guard let block = Varint.read(entries, at: &offset) else { throw damaged(hash.bucket) }
-                if entry == hash.entry { blocks.insert(Int64(bitPattern: block)) }
-            }
-        }
+        if try bucket.stepRow(db) { blocks.formUnion(try Self.blocks(in: bucket.blob(at: 0), matching: hash)) }
         let legacy = try db.cachedStatement(sql: "SELECT block FROM sealed_ids WHERE key = ?")
         legacy.bind(hash.legacyKey, at: 1)
         defer { legacy.resetBindings() }
         while try legacy.stepRow(db) { blocks.insert(legacy.int64(at: 0)) }
         return blocks.sorted()
+    }
+
+    /// The blocks of a bucket's `entries` whose 15 bits are `hash`'s.
+    private static func blocks(in entries: UnsafeRawBufferPointer, matching hash: Hash) throws -> [Int64] {
+        var blocks: [Int64] = []
+        var offset = 0
+        while offset < entries.count {
+            guard offset + 2 < entries.count else { throw damaged(hash.bucket) }
+            let entry = UInt16(entries[offset]) << 8 | UInt16(entries[offset + 1])
+            offset += 2
+            guard let block = Varint.read(entries, at: &offset) else { throw damaged(hash.bucket) }
+            if entry == hash.entry { blocks.append(Int64(bitPattern: block)) }
+        }
+        return blocks
     }
 
     private static func damaged(_ bucket: Int64) -> StoreError {

@@ -8,6 +8,8 @@ package struct BatchWriter {
     let encoder: PayloadEncoder
     let projector: (any InlineProjector)?
     let reader: EventReader
+    /// Set for an import that seals as it goes: new events are held there for its next segment, not inserted.
+    var sealer: ImportSealer? = nil
 
     static let insertSQL = """
         INSERT INTO events(position, stream, version, id, type, at, recorded_at, dictionary, payload, hash)
@@ -130,7 +132,7 @@ package struct BatchWriter {
         guard !batch.events.isEmpty else { return nil }
         var result = AppendResult(positions: [], duplicate: [])
         for event in batch.events {
-            guard let stored = try reader.event(db, id: event.id),
+            guard let stored = try storedEvent(db, id: event.id),
                 Self.sameContent(stored, event)
             else { return nil }
             result.positions.append(stored.position)
@@ -158,12 +160,24 @@ package struct BatchWriter {
             && stored.payload == event.payload
     }
 
-    /// Inserts one event, or records it as a duplicate of the stored one. Returns the new row, if any.
+    /// The event stored (or held by the import's sealer) with this id.
+    func storedEvent(_ db: Database, id: String) throws -> RecordedEvent? {
+        if let sealer { return try sealer.find(id, db: db, reader: reader) }
+        return try reader.event(db, id: id)
+    }
+
+    /// Inserts one event, or records it as a duplicate of the stored one. Returns the new event, if any.
     private func insert(
         _ event: borrowing NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult
     ) throws -> RecordedEvent? {
-        // The unique index covers rows only: an id of a sealed event is looked up in the segments' id keys.
-        if state.anySealed, let existing = try reader.sealedEvent(db, id: event.id) {
+        if let sealer {
+            // No rows: every id the log holds is sealed, held, or filed by this import.
+            if let existing = try sealer.find(event.id, db: db, reader: reader) {
+                try Self.repeated(existing, event, result: &result)
+                return nil
+            }
+        } else if state.anySealed, let existing = try reader.sealedEvent(db, id: event.id) {
+            // The unique index covers rows only: an id of a sealed event is looked up in the segments' id keys.
             try Self.repeated(existing, event, result: &result)
             return nil
         }
@@ -172,43 +186,52 @@ package struct BatchWriter {
         let position = state.lastPosition + 1
         let version = slot.version + 1
         let recordedAt = event.recordedAt ?? Int64(Date().timeIntervalSince1970 * 1000)
-        let stored = try encoder.compress(event)
         let (stream, id, type, at, previous) = (event.stream, event.id, event.type, event.at, state.lastHash)
         let hash = event.payload.withUnsafeBytes { payload in
             context.hasher.hash(
                 position: position, stream: stream, version: version, id: id, type: type, at: at,
                 recordedAt: recordedAt, payload: payload, previous: previous)
         }
-        let statement = try db.cachedStatement(sql: Self.insertSQL)
-        statement.bind(position, at: 1)
-        statement.bind(slot.id, at: 2)
-        statement.bind(version, at: 3)
-        statement.bind(StoredEventID(event.id), at: 4)
-        statement.bind(event.type, at: 5)
-        statement.bind(event.at, at: 6)
-        statement.bind(recordedAt, at: 7)
-        statement.bind(encoder.dictionaryID, at: 8)
-        statement.bind(stored, at: 9)
-        statement.bind(hash, at: 10)
-        do {
-            _ = try statement.stepRow(db)
-            statement.resetBindings()
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            statement.resetBindings()
-            guard let existing = try reader.event(db, id: event.id) else { throw error }
-            try Self.repeated(existing, event, result: &result)
-            return nil
+        let recorded = RecordedEvent(
+            position: position, stream: event.stream, version: version, id: event.id, type: event.type, at: event.at,
+            recordedAt: recordedAt, payload: event.payload, hash: hash)
+        if let sealer {
+            sealer.hold(recorded, stream: slot.id, state: &state)
+        } else {
+            let stored = try encoder.compress(event)
+            do {
+                try insertRow(recorded, stream: slot.id, stored: stored, db: db)
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                guard let existing = try reader.event(db, id: event.id) else { throw error }
+                try Self.repeated(existing, event, result: &result)
+                return nil
+            }
+            state.storedPayloadBytes += Int64(stored.count)
         }
         state.streams.values[slotIndex].version = version
         state.lastPosition = position
         state.lastHash = hash
         state.payloadBytes += Int64(event.payload.count)
-        state.storedPayloadBytes += Int64(stored.count)
         result.positions.append(position)
         result.duplicate.append(false)
         result.versions.append(version)
-        return RecordedEvent(
-            position: position, stream: event.stream, version: version, id: event.id, type: event.type, at: event.at,
-            recordedAt: recordedAt, payload: event.payload, hash: hash)
+        return recorded
+    }
+
+    /// Inserts `event`'s row (`stream`: its stream's interned id; `stored`: its compressed payload).
+    func insertRow(_ event: RecordedEvent, stream: Int64, stored: [UInt8], db: Database) throws {
+        let statement = try db.cachedStatement(sql: Self.insertSQL)
+        defer { statement.resetBindings() }
+        statement.bind(event.position, at: 1)
+        statement.bind(stream, at: 2)
+        statement.bind(event.version, at: 3)
+        statement.bind(StoredEventID(event.id), at: 4)
+        statement.bind(event.type, at: 5)
+        statement.bind(event.at, at: 6)
+        statement.bind(event.recordedAt, at: 7)
+        statement.bind(encoder.dictionaryID, at: 8)
+        statement.bind(stored, at: 9)
+        statement.bind(event.hash, at: 10)
+        _ = try statement.stepRow(db)
     }
 }

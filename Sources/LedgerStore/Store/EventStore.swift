@@ -248,10 +248,14 @@ public final class EventStore: Sendable {
     /// Runs `body` as one transaction for large imports: if it throws, or any append inside was refused, nothing
     /// written inside is kept. Appends inside go through `ImportSession.append` (projector included) and bypass
     /// group commit.
-    public func importTransaction<T>(_ body: (ImportSession) throws -> T) async throws -> T {
+    ///
+    /// With `sealing`, an import into a log with no rows (a new file, or one sealed and purged to its end) writes
+    /// whole segments itself as it goes (`ImportSealer`), leaving rows only after the last whole one; without, or
+    /// when the log has rows, it writes rows, which `seal` or a `serve` sealing in the background seal later.
+    public func importTransaction<T>(sealing: Bool = true, _ body: (ImportSession) throws -> T) async throws -> T {
         if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only") }
         do {
-            return try importSynchronously(body)
+            return try importSynchronously(sealing: sealing, body)
         } catch {
             await resetWriter()
             throw Self.storageError(error, path: path, busyTimeout: configuration.busyTimeout)
@@ -259,19 +263,27 @@ public final class EventStore: Sendable {
     }
 
     /// Synchronous so that GRDB's blocking `write` runs `body` (not Sendable) on the writer connection.
-    private func importSynchronously<T>(_ body: (ImportSession) throws -> T) throws -> T {
+    private func importSynchronously<T>(sealing: Bool, _ body: (ImportSession) throws -> T) throws -> T {
         try pool.write { db in
             let encoder = try writer.prepare(db)
-            let session = ImportSession(
-                db: db, state: try TransactionState.load(db),
-                writer: BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader),
-                logger: logger)
+            let state = try TransactionState.load(db)
+            var batchWriter = BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader)
+            if sealing, try !Self.hasRows(db) {
+                batchWriter.sealer = ImportSealer(configuration: configuration, state: state)
+            }
+            let session = ImportSession(db: db, state: state, writer: batchWriter, logger: logger)
             let result = try body(session)
             // A refused batch left part of itself in the transaction: never commit it, even if the body went on.
             if session.failed { throw StoreError(.invalidEvent, "a batch of this import was refused; nothing is kept") }
+            try session.finish()
             try session.state.saveCounters(db)
             return result
         }
+    }
+
+    /// Whether `events` has a row (live or dead).
+    static func hasRows(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM events)") ?? false
     }
 
     /// Closes the store to new appends (they throw `closed`) and waits until every queued one is committed.

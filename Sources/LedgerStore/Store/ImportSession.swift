@@ -32,12 +32,34 @@ public final class ImportSession {
         let result: AppendResult
         do {
             result = try writer.append(batch, db: db, state: &state, withoutSavepoint: true)
+            writer.context.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
+            if let sealer = writer.sealer {
+                if writer.encoder.dictionaryID == nil, sealer.waitedForDictionary {
+                    writer.context.finishTraining(db, nextPosition: state.lastPosition + 1, logger: logger)
+                }
+                try sealer.sealIfDue(db, state: &state, dictionaryReady: writer.encoder.dictionaryID != nil)
+            }
         } catch {
             failed = true
             throw error
         }
-        writer.context.trainIfDue(db, nextPosition: state.lastPosition + 1, logger: logger)
         return result
+    }
+
+    /// The event with this id that the log holds, this import's events included (a row, a segment, or an event
+    /// held for the import's next segment).
+    public func event(id: String) throws -> RecordedEvent? {
+        try writer.storedEvent(db, id: id)
+    }
+
+    /// Seals and files what the import holds (`ImportSealer.finish`): called once, after the last batch.
+    func finish() throws {
+        guard let sealer = writer.sealer else { return }
+        try sealer.finish(db, state: &state) { [writer, db] event, stream in
+            let stored = try writer.encoder.compress(event.payload)
+            try writer.insertRow(event, stream: stream, stored: stored, db: db)
+            return stored.count
+        }
     }
 }
 

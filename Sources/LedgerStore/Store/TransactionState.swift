@@ -41,6 +41,9 @@ struct TransactionState {
     var storedPayloadBytes: Int64 = 0
     /// Whether any segment exists (ids of sealed events are not in the rows' unique index).
     var anySealed = false
+    /// Each stream's last version among the events an import holds in memory for its next segment
+    /// (`ImportSealer`): not in the file yet, so a slot loaded again after `streams` was emptied takes it from here.
+    var heldVersions: [Int64: Int64] = [:]
 
     static func load(_ db: Database) throws -> TransactionState {
         // Cached statements: every group commit runs these, and parsing them each time was ~2 % of the writer.
@@ -93,7 +96,8 @@ struct TransactionState {
         var slot: StreamSlot
         if try find.stepRow(db) {
             let id = find.int64(at: 0)
-            slot = StreamSlot(id: id, version: try EventReader.lastVersion(stream: id, db: db) ?? 0)
+            let stored = try EventReader.lastVersion(stream: id, db: db) ?? 0
+            slot = StreamSlot(id: id, version: max(stored, heldVersions[id] ?? 0))
         } else if create {
             let insert = try db.cachedStatement(sql: "INSERT INTO streams(name) VALUES (?)")
             insert.bind(name, at: 1)

@@ -19,6 +19,8 @@ final class WriterContext: @unchecked Sendable {
     var hasher = ChainHasher()
     /// The encoder's dictionary, for compressors on other threads.
     let board = DictionaryBoard()
+    /// The highest dictionary id this writer inserted, committed or not (kept across `reset`).
+    private var highestDictionaryID: Int64 = 0
 
     init(configuration: StoreConfiguration) {
         self.configuration = configuration
@@ -66,9 +68,9 @@ final class WriterContext: @unchecked Sendable {
     /// rolls back together with the rows compressed by it (a rolled-back transaction also drops a job in flight:
     /// `reset`). A failure is logged, never thrown: the batch before it is already written and rows keep the
     /// previous dictionary.
-    func trainIfDue(_ db: Database, nextPosition: Int64, logger: Logger) {
+    func trainIfDue(_ db: Database, nextPosition: Int64, waiting: Bool = false, logger: Logger) {
         do {
-            try train(db, nextPosition: nextPosition, logger: logger)
+            try train(db, nextPosition: nextPosition, waiting: waiting, logger: logger)
         } catch {
             logger.warning("dictionary training failed; keeping the current dictionary", metadata: ["ledger.error": "\(error)"])
             trainer.reset()
@@ -76,11 +78,21 @@ final class WriterContext: @unchecked Sendable {
         }
     }
 
-    private func train(_ db: Database, nextPosition: Int64, logger: Logger) throws {
+    /// Whether a dictionary is training on its thread now.
+    var isTraining: Bool { training != nil }
+
+    /// Waits for the dictionary training on its thread, if any, and installs it (an import that seals as it goes
+    /// waits rather than compress segments without one; `ImportSealer`).
+    func finishTraining(_ db: Database, nextPosition: Int64, logger: Logger) {
+        guard training != nil else { return }
+        trainIfDue(db, nextPosition: nextPosition, waiting: true, logger: logger)
+    }
+
+    private func train(_ db: Database, nextPosition: Int64, waiting: Bool, logger: Logger) throws {
         guard let encoder else { return }
         let trained: [UInt8]?
         if let job = training {
-            guard let result = job.result else { return }
+            guard let result = waiting ? .some(job.finished) : job.result else { return }
             training = nil
             trained = result
         } else {
@@ -105,10 +117,13 @@ final class WriterContext: @unchecked Sendable {
         throws
     {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // Never an id this store used in a transaction that rolled back: its decoders may have loaded that
+        // dictionary (an import reads what it wrote) and keep dictionaries by id.
+        let id = max(try Int64.fetchOne(db, sql: "SELECT max(id) FROM dictionaries") ?? 0, highestDictionaryID) + 1
         try db.execute(
-            sql: "INSERT INTO dictionaries(created_at, first_position, bytes) VALUES (?, ?, ?)",
-            arguments: [now, nextPosition, Data(bytes)])
-        let id = db.lastInsertedRowID
+            sql: "INSERT INTO dictionaries(id, created_at, first_position, bytes) VALUES (?, ?, ?, ?)",
+            arguments: [id, now, nextPosition, Data(bytes)])
+        highestDictionaryID = id
         try encoder.use(dictionary: bytes, id: id)
         logger.info(
             "trained a zstd dictionary",

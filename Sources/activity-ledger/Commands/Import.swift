@@ -26,6 +26,12 @@ struct Import: AsyncParsableCommand {
     @Option(help: "The app that owns the imported streams (as an API key's app would).")
     var app: String?
 
+    @Flag(help: """
+        Write every event as a row, sealed later by `seal` or `serve`. By default an import into a ledger file \
+        with no rows (a new one, or one sealed to its end) writes whole sealed segments as it goes.
+        """)
+    var rows = false
+
     func validate() throws { try checkApp(app) }
 
     func run() async throws {
@@ -50,7 +56,7 @@ struct Import: AsyncParsableCommand {
             let total = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? nil
             let progress = Progress("importing")
             let started = Date()
-            let summary = try await ledger.importJSONLines(reader, app: app) { step in
+            let summary = try await ledger.importJSONLines(reader, app: app, sealing: !rows) { step in
                 progress.update(step.bytes, of: total ?? 0, unit: " bytes")
             }
             progress.finish()
