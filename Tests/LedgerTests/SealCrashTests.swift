@@ -14,6 +14,46 @@ struct SealCrashTests {
         var description: String { "after \(segments) segments + \(delay) ms" }
     }
 
+    /// An import into a file with no rows seals as it goes, in its one transaction: a kill at any moment leaves the
+    /// file as it was (here a log sealed to its end by an earlier import), and the same import then runs whole.
+    @Test("after kill -9 at any moment of an import that seals as it goes the file is as before, and the import runs again")
+    func killNineWhileImportSeals() throws {
+        let bench = try SealBench("import-crash")
+        // 28,672 events; the first 8,192 (two whole segments) are imported first, so the file has no rows.
+        let corpus = try bench.corpus("corpus.jsonl", seed: 45, activities: 1_792, eventsPerActivity: 16)
+        let lines = try String(contentsOfFile: corpus, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 28_672)
+        let first = bench.directory.file("first.jsonl")
+        try (lines.prefix(8_192).joined(separator: "\n") + "\n").write(toFile: first, atomically: true, encoding: .utf8)
+        let pristine = bench.directory.file("pristine.sqlite")
+        #expect(try bench.cli("import", first, "--db", pristine).status == 0)
+        #expect(try bench.stats(pristine) == (8_192, 8_192, 0))
+        let digest = try bench.digest(pristine)
+
+        // How long the whole import takes here, then kills spread over it.
+        let timed = try bench.copy(pristine, to: "timed.sqlite")
+        let started = Date()
+        #expect(try bench.cli("import", corpus, "--db", timed).status == 0)
+        let whole = Date().timeIntervalSince(started)
+        #expect(try bench.stats(timed) == (28_672, 7 * 4_096, 0))
+        var killed = 0
+        for (round, fraction) in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95].enumerated() {
+            let file = try bench.copy(pristine, to: "round-\(round).sqlite")
+            let importer = try bench.start("import-\(round)", ["import", corpus, "--db", file])
+            usleep(UInt32(whole * fraction * 1_000_000))
+            if importer.kill9() { killed += 1 }
+            let proved = try bench.cli("verify", "--db", file, "--digest", digest, "--json")
+            #expect(proved.status == 0 && proved.stdout.contains(#""checked":8192,"#), "\(fraction): \(proved.stdout) \(proved.stderr)")
+            #expect(try bench.stats(file) == (8_192, 8_192, 0), "\(fraction)")
+            let again = try bench.cli("import", corpus, "--db", file, "--json")
+            #expect(again.stdout.contains(#""appended":20480,"duplicates":8192,"#), "\(fraction): \(again.stdout) \(again.stderr)")
+            #expect(try bench.stats(file) == (28_672, 7 * 4_096, 0), "\(fraction)")
+            #expect(try bench.cli("verify", "--db", file, "--digest", digest).status == 0, "\(fraction)")
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        #expect(killed >= 5, "only \(killed) kills found the import still running")
+    }
+
     @Test("after kill -9 at any moment of seal the file opens, verifies, proves its old digest, exports the same, seals again and finds every id")
     func killNineWhileSealing() throws {
         let bench = try SealBench("seal-crash")

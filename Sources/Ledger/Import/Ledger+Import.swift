@@ -58,7 +58,7 @@ extension Ledger {
                     case .batch(let batch):
                         try importer.append(batch)
                         progress?(batch.progress)
-                        pipeline.recycle(consume batch)
+                        importer.recycle(batch, to: pipeline)
                     case .failed(let error):
                         throw error
                     case .end(let end):
@@ -150,6 +150,10 @@ struct BatchImporter {
     let app: String
     private(set) var appended = 0
     private(set) var duplicates = 0
+    /// Appended batches whose events the session may still hold for its next segment, oldest first, each with the
+    /// number of events it appended.
+    private var holding: [(batch: DecodePipeline.Batch, appended: Int)] = []
+    private var lastAppended = 0
 
     init(ledger: Ledger, session: ImportSession, app: String) {
         self.ledger = ledger
@@ -172,6 +176,22 @@ struct BatchImporter {
         let written = result.duplicate.filter { !$0 }.count
         appended += written
         duplicates += result.duplicate.count - written
+        lastAppended = written
+    }
+
+    /// Hands `batch` (just appended) back to the pipeline to be freed on its thread, and with it every earlier one
+    /// whose events the session no longer holds: an import that seals as it goes holds the events of its next
+    /// segment, which share their ids and payloads with their batch, and the last release of those should be the
+    /// decoding thread's, which allocated them (`DecodePipeline.recycle`). Held events are the last ones appended.
+    mutating func recycle(_ batch: DecodePipeline.Batch, to pipeline: DecodePipeline) {
+        let held = session.heldEvents
+        guard held > 0 || !holding.isEmpty else { return pipeline.recycle(batch) }
+        holding.append((batch, lastAppended))
+        var later = holding.reduce(0) { $0 + $1.appended }
+        while let oldest = holding.first, later - oldest.appended >= held {
+            later -= oldest.appended
+            pipeline.recycle(holding.removeFirst().batch)
+        }
     }
 
     /// The line of the event the store refused. An id re-sent with other content is refused at its first

@@ -67,6 +67,8 @@ final class ImportSealer {
         state.heldVersions[stream] = event.version
     }
 
+    var heldCount: Int { held.count }
+
     /// Whether `dictionaryWait` events are held: the first dictionary should be there by now.
     var waitedForDictionary: Bool { held.count >= dictionaryWait }
 

@@ -46,6 +46,9 @@ public final class ImportSession {
         return result
     }
 
+    /// Events appended and held in memory for the import's next segment (`ImportSealer`): the last ones appended.
+    public var heldEvents: Int { writer.sealer?.heldCount ?? 0 }
+
     /// The event with this id that the log holds, this import's events included (a row, a segment, or an event
     /// held for the import's next segment).
     public func event(id: String) throws -> RecordedEvent? {
@@ -55,6 +58,10 @@ public final class ImportSession {
     /// Seals and files what the import holds (`ImportSealer.finish`): called once, after the last batch.
     func finish() throws {
         guard let sealer = writer.sealer else { return }
+        // An input that ends while the first dictionary trains: its segments wait for it too.
+        if writer.encoder.dictionaryID == nil {
+            writer.context.finishTraining(db, nextPosition: state.lastPosition + 1, logger: logger)
+        }
         try sealer.finish(db, state: &state) { [writer, db] event, stream in
             let stored = try writer.encoder.compress(event.payload)
             try writer.insertRow(event, stream: stream, stored: stored, db: db)
