@@ -289,12 +289,7 @@ struct BuiltSegment {
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 raw.removeAll(keepingCapacity: true)
-                SegmentBlock.encode(
-                    pending.map {
-                        SegmentBlock.Record(
-                            position: events[$0].position, id: events[$0].id, type: events[$0].type, at: events[$0].at,
-                            recordedAt: events[$0].recordedAt, payload: events[$0].payload)
-                    }, segmentStart: events[0].position, into: &raw)
+                SegmentBlock.encode(events, pending, segmentStart: events[0].position, into: &raw)
                 for index in pending { blockOfEvent[index] = Int32(blocks.count) }
                 blocks.append(Block(
                     stream: stream, firstVersion: events[pending[0]].version,
@@ -304,10 +299,10 @@ struct BuiltSegment {
                 pendingBytes = 0
             }
             for index in byStream[stream] ?? [] {
-                let event = events[index]
-                if pendingBytes > 0, pendingBytes + event.payload.count > Self.blockBytes { try flush() }
+                let bytes = events[index].payload.count
+                if pendingBytes > 0, pendingBytes + bytes > Self.blockBytes { try flush() }
                 pending.append(index)
-                pendingBytes += event.payload.count + event.id.utf8.count + event.type.utf8.count + 16
+                pendingBytes += bytes + events[index].id.utf8.count + events[index].type.utf8.count + 16
             }
             try flush()
         }

@@ -40,6 +40,7 @@ final class ImportSealer {
 
     init(configuration: StoreConfiguration, state: TransactionState) {
         segmentEvents = configuration.segmentEvents
+        heldIDs.reserveCapacity(2 * segmentEvents)
         maximumFiledBytes = configuration.importFiledBytes
         dictionaryWait = configuration.firstDictionaryAfter + 2 * configuration.segmentEvents
         compressor = SegmentCompressor(level: configuration.sealLevel)
@@ -112,9 +113,12 @@ final class ImportSealer {
         held.removeFirst(count)
         heldStreams.removeFirst(count)
         heldHashes.removeFirst(count)
-        heldIDs = Dictionary(
-            uniqueKeysWithValues: held.enumerated().map { (TransactionState.ExactName(name: $0.element.id), $0.offset) })
-        state.heldVersions = Dictionary(zip(heldStreams, held.map(\.version)), uniquingKeysWith: max)
+        heldIDs.removeAll(keepingCapacity: true)
+        state.heldVersions.removeAll(keepingCapacity: true)
+        for index in held.indices {
+            heldIDs[TransactionState.ExactName(name: held[index].id)] = index
+            state.heldVersions[heldStreams[index]] = held[index].version
+        }
         if filed.bytes > maximumFiledBytes {
             try filed.write(db)
             askFile = true

@@ -18,7 +18,10 @@ enum SealedIDs {
         var legacyKey: Int64
 
         init(_ id: String) {
-            let digest = SHA256.hash(data: Array(id.utf8))
+            // The bytes in place (an array of them was allocated for every id an import appends).
+            let digest =
+                id.utf8.withContiguousStorageIfAvailable { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+                ?? SHA256.hash(data: Array(id.utf8))
             var bits: UInt64 = 0
             digest.withUnsafeBytes { bytes in
                 for index in 0..<6 { bits = bits << 8 | UInt64(bytes[index]) }

@@ -91,19 +91,16 @@ package struct BatchWriter {
                         .invalidEvent, "event \(index + 1) of the batch has an empty stream", eventID: events[index].id)
                 }
                 // SQLite keeps text up to its first NUL: such a name would be stored cut and its hash would not verify.
-                if let field = Self.fieldWithNUL(events[index]) {
+                // The fields are read in place: passing the event copied it, retaining and releasing every field.
+                let field =
+                    hasNUL(events[index].id) ? "id" : hasNUL(events[index].stream) ? "stream"
+                    : hasNUL(events[index].type) ? "type" : nil
+                if let field {
                     throw StoreError(
                         .invalidEvent, "event \(index + 1) of the batch has a NUL character in its \(field)")
                 }
             }
         }
-    }
-
-    private static func fieldWithNUL(_ event: borrowing NewEvent) -> String? {
-        if hasNUL(event.id) { return "id" }
-        if hasNUL(event.stream) { return "stream" }
-        if hasNUL(event.type) { return "type" }
-        return nil
     }
 
     private static func hasNUL(_ text: String) -> Bool {

@@ -30,8 +30,11 @@ struct TransactionState {
         }
 
         func hash(into hasher: inout Hasher) {
-            var name = name
-            name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            let hashed = name.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            if hashed == nil {
+                var name = name
+                name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            }
         }
     }
 
