@@ -193,6 +193,26 @@ struct ImportTests {
         #expect(stats.sealedEvents == Int64(lines.count / 64 * 64) && stats.unsealedEvents == Int64(lines.count % 64))
     }
 
+    /// Ids are filed qualified by their app: a sealing import's ids are found again in their own namespace only.
+    @Test("ids sealed by an import under an app are found again under it, and only under it")
+    func sealedIDsKeepTheirApp() async throws {
+        let temp = try TemporaryLedger { $0.segmentEvents = 64 }
+        let lines = RandomWorkload(seed: 12, activities: 10, eventsPerActivity: 30).lines()
+        let path = try temp.write(lines.joined(separator: "\n"), to: "app.jsonl")
+        let first = try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), app: "com.example.rides")
+        let stats = try temp.ledger.store.stats()
+        #expect(first.appended == lines.count && stats.sealedEvents == Int64(lines.count / 64 * 64))
+        #expect(stats.unsealedEvents == Int64(lines.count % 64))
+        // Events sent without an id get a new one each time; the others are found again, sealed.
+        let named = try lines.filter { try EventCodec.decode($0).id != nil }.count
+        #expect(named > 100)
+        let again = try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), app: "com.example.rides")
+        #expect(again.duplicates == named && again.appended == lines.count - named)
+        let other = try await temp.ledger.importJSONLines(try JSONLinesReader(path: path), app: "com.example.scores")
+        #expect(other.appended == lines.count)
+        #expect(try temp.ledger.store.verify().ok)
+    }
+
     @Test("export re-imports into an equal log")
     func exportRoundTrip() async throws {
         let temp = try TemporaryLedger()

@@ -62,11 +62,10 @@ struct LedgerBenchmark: AsyncParsableCommand {
         }
         Self.row("import (decode, compress, hash, projections)", lines.count, ledgerImport, baseline: baseImport,
                  note: "target ≥ 1.0x; sealed as it goes")
-        try await imported.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         let importedStats = try imported.store.stats()
         print(String(
-            format: "%-46@ %10.1f B/event   %lld of %lld events sealed",
-            "  imported size" as NSString, Double(Measure.fileBytes(importedPath)) / Double(lines.count),
+            format: "%-46@ %10.1f B/event   %lld of %lld events sealed (pages in use, as the sealed size below)",
+            "  imported size" as NSString, Double(try await Self.bytesInUse(imported)) / Double(lines.count),
             importedStats.sealedEvents, importedStats.events))
         // The rows' figures, then `seal`'s: the same corpus imported as rows (`import --rows`).
         sync()
@@ -120,13 +119,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
         // Sealed: the same ledger after `seal`, every figure again.
         let sealSeconds = try await Measure.seconds { _ = try await ledger.seal() }
         Self.row("seal (rows into segments)", lines.count, sealSeconds, baseline: rowImport, note: "beside it: import --rows")
-        try await ledger.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        let inUse = try await ledger.pool.read { db in
-            let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
-            let free = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
-            let size = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-            return (pages - free) * size
-        }
+        let inUse = try await Self.bytesInUse(ledger)
         print(String(
             format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (pages in use; target ≥ 6x)",
             "sealed size" as NSString, Double(inUse) / Double(lines.count), Double(baseBytes) / Double(lines.count),
@@ -306,6 +299,17 @@ struct LedgerBenchmark: AsyncParsableCommand {
         let wall = p(samples.map(\.wall))
         let cpu = p(samples.map(\.cpu))
         return Latency(p50: wall.0, p99: wall.1, cpuP50: cpu.0, cpuP99: cpu.1)
+    }
+
+    /// The ledger file's pages in use (free pages, e.g. of purged rows, left out), after a checkpoint.
+    static func bytesInUse(_ ledger: Ledger) async throws -> Int64 {
+        try await ledger.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return try await ledger.pool.read { db in
+            let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let free = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            let size = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            return (pages - free) * size
+        }
     }
 
     static func row(_ name: String, _ count: Int, _ seconds: Double, baseline: Double, note: String) {
