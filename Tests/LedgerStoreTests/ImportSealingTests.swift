@@ -162,6 +162,32 @@ struct ImportSealingTests {
         }
     }
 
+    /// The writer forgets its stream slots past 50,000 streams (`TransactionState.slotIndex`) and reloads a
+    /// stream's version from the file, where the events held for the next segment are not yet: it must take
+    /// them from `heldVersions`.
+    @Test("a stream whose slot the writer forgot while its last event was held gets the next version")
+    func versionsSurviveForgottenSlots() async throws {
+        let fixture = try StoreFixture(configuration: Self.configuration())
+        func one(_ stream: String, _ id: String) -> NewEvent {
+            NewEvent(id: id, stream: stream, type: "update", at: 1, recordedAt: 1, payload: Array(#"{"n":1}"#.utf8))
+        }
+        // 49,990 streams, then X's first event, 20 new streams (the slots are forgotten at the 50,001st while
+        // X's event is held), X's second event, and X's third after its first two are sealed.
+        var events = (0..<49_990).map { one("activity:A\($0)", "a-\($0)") }
+        events.append(one("activity:X", "x-1"))
+        events += (0..<20).map { one("activity:B\($0)", "b-\($0)") }
+        events.append(one("activity:X", "x-2"))
+        events += (0..<1_000).map { one("activity:C\($0 % 10)", "c-\($0)") }
+        events.append(one("activity:X", "x-3"))
+        let result = try await Self.importing(events, into: fixture.store, sealing: true, batch: 500)
+        #expect(result.versions[49_990] == 1 && result.versions[50_011] == 2 && result.versions.last == 3)
+        #expect(try fixture.store.verify().ok)
+        let versions = try await fixture.store.pool.read { db in
+            try fixture.store.events(in: db, stream: "activity:X", atMost: .max).map(\.version)
+        }
+        #expect(versions == [1, 2, 3])
+    }
+
     @Test("a file with rows, or an import asked not to seal, imports rows")
     func rowsStayRows() async throws {
         let fixture = try StoreFixture(configuration: Self.configuration())
