@@ -118,7 +118,9 @@ struct LedgerBenchmark: AsyncParsableCommand {
 
         // Sealed: the same ledger after `seal`, every figure again.
         let sealSeconds = try await Measure.seconds { _ = try await ledger.seal() }
-        Self.row("seal (rows into segments)", lines.count, sealSeconds, baseline: rowImport, note: "beside it: import --rows")
+        Self.row(
+            "seal (rows into segments)", lines.count, sealSeconds, baseline: rowImport,
+            note: "beside it: import --rows")
         let inUse = try await Self.bytesInUse(ledger)
         print(String(
             format: "%-46@ %10.1f B/event   baseline %10.1f B/event   baseline/ledger %.2fx (pages in use; target ≥ 6x)",

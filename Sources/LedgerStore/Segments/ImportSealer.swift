@@ -7,10 +7,10 @@ import GRDB
 /// `segmentEvents` of them are held and the first dictionary is trained, they are compressed into a segment,
 /// exactly as `seal` would have, in the same transaction. While the first dictionary trains on its thread, events
 /// are held up to `dictionaryWait`; then the import waits for it (`ImportSession.append`), and seals without one
-/// only when none is coming. Their
-/// ids are filed in `SealedIDs.Pending` in memory and written to the buckets' rows at the end (or whenever they pass
-/// `StoreConfiguration.importFiledBytes`, after which lookups ask the file too). The events after the last whole segment become rows
-/// at the end (`finish`), so appends that follow find a short tail of rows, as after `seal` beside `serve`.
+/// only when none is coming. Their ids are filed in `SealedIDs.Pending` in memory and written to the buckets' rows at
+/// the end (or whenever they pass `StoreConfiguration.importFiledBytes`, after which lookups ask the file too). The
+/// events after the last whole segment become rows at the end (`finish`), so appends that follow find a short tail
+/// of rows, as after `seal` beside `serve`.
 ///
 /// So the import writes no row, no row index entry and no per-row zstd frame for the sealed part: random B-tree
 /// writes of the id index were most of the writer's SQLite time (BENCHMARKS.md, session 39). The transaction is
@@ -87,7 +87,9 @@ final class ImportSealer {
         _ db: Database, state: inout TransactionState, insertRow: (RecordedEvent, Int64) throws -> Int
     ) throws {
         while held.count >= segmentEvents { try sealSegment(db, count: segmentEvents, state: &state) }
-        for (event, stream) in zip(held, heldStreams) { state.storedPayloadBytes += Int64(try insertRow(event, stream)) }
+        for (event, stream) in zip(held, heldStreams) {
+            state.storedPayloadBytes += Int64(try insertRow(event, stream))
+        }
         held = []
         heldStreams = []
         heldHashes = []

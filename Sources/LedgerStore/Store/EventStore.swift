@@ -267,7 +267,8 @@ public final class EventStore: Sendable {
         try pool.write { db in
             let encoder = try writer.prepare(db)
             let state = try TransactionState.load(db)
-            var batchWriter = BatchWriter(context: writer, encoder: encoder, projector: currentProjector, reader: reader)
+            var batchWriter = BatchWriter(
+                context: writer, encoder: encoder, projector: currentProjector, reader: reader)
             if sealing, try !Self.hasRows(db) {
                 batchWriter.sealer = ImportSealer(configuration: configuration, state: state)
             }

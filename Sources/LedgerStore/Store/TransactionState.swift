@@ -30,7 +30,9 @@ struct TransactionState {
         }
 
         func hash(into hasher: inout Hasher) {
-            let hashed = name.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            let hashed = name.utf8.withContiguousStorageIfAvailable {
+                hasher.combine(bytes: UnsafeRawBufferPointer($0))
+            }
             if hashed == nil {
                 var name = name
                 name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
