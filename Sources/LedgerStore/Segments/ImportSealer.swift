@@ -36,7 +36,6 @@ final class ImportSealer {
     private var filed = SealedIDs.Pending()
     /// `find`'s last id and its bits, which `hold` keeps (one SHA-256 per id).
     private var lastFound: (id: String, hash: SealedIDs.Hash)?
-    private(set) var segments = 0
 
     init(configuration: StoreConfiguration, state: TransactionState) {
         segmentEvents = configuration.segmentEvents
@@ -86,7 +85,7 @@ final class ImportSealer {
     func finish(
         _ db: Database, state: inout TransactionState, insertRow: (RecordedEvent, Int64) throws -> Int
     ) throws {
-        while held.count >= segmentEvents { try sealSegment(db, count: segmentEvents, state: &state) }
+        try sealIfDue(db, state: &state, dictionaryReady: true)
         for (event, stream) in zip(held, heldStreams) {
             state.storedPayloadBytes += Int64(try insertRow(event, stream))
         }
@@ -111,7 +110,6 @@ final class ImportSealer {
             filed.add(heldHashes[index], block: firstBlock + Int64(built.blockOfEvent[index]))
         }
         previousHash = built.lastHash
-        segments += 1
         held.removeFirst(count)
         heldStreams.removeFirst(count)
         heldHashes.removeFirst(count)

@@ -48,8 +48,6 @@ enum SealedIDs {
         /// Bytes of every entry held.
         private(set) var bytes = 0
 
-        var isEmpty: Bool { bytes == 0 }
-
         mutating func add(_ hash: Hash, block: Int64) {
             if buckets.isEmpty { buckets = Array(repeating: [], count: 1 << 16) }
             let before = buckets[Int(hash.bucket)].count

@@ -78,9 +78,6 @@ final class WriterContext: @unchecked Sendable {
         }
     }
 
-    /// Whether a dictionary is training on its thread now.
-    var isTraining: Bool { training != nil }
-
     /// Waits for the dictionary training on its thread, if any, and installs it (an import that seals as it goes
     /// waits rather than compress segments without one; `ImportSealer`).
     func finishTraining(_ db: Database, nextPosition: Int64, logger: Logger) {
