@@ -94,7 +94,7 @@ extension EventCodec {
     }
 
     static func writeContent(_ content: ActivityContent, into o: inout some JSONMemberSink) {
-        o.add("state", content.state)
+        o.add("state", content.storedState)
         if let stale = content.staleDate { o.add("staleDate", .string(stale.rfc3339)) }
         if let score = content.relevanceScore { o.add("relevanceScore", .double(score)) }
     }

@@ -7,25 +7,47 @@
 public enum EventCodec: Sendable {
     /// One interchange JSON object (a JSON Lines line or an HTTP body element) → event.
     public static func decode(_ json: some Collection<UInt8>) throws(EventDecodingError) -> LedgerEvent {
-        try decode(try parse(json))
+        let result = json.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(EventDecodingError) -> LedgerEvent in try decode(bytes: buffer) }
+        }
+        if let result { return try result.get() }
+        return try decode(Array(json))
     }
 
     public static func decode(_ json: [UInt8]) throws(EventDecodingError) -> LedgerEvent {
-        try decode(try parse(json))
+        let result = json.withUnsafeBufferPointer { buffer in
+            Result { () throws(EventDecodingError) -> LedgerEvent in try decode(bytes: buffer) }
+        }
+        return try result.get()
     }
 
     public static func decode(_ json: UnsafeRawBufferPointer) throws(EventDecodingError) -> LedgerEvent {
-        try decode(try parse(json))
+        try decode(bytes: json.bindMemory(to: UInt8.self))
     }
 
     public static func decode(_ json: String) throws(EventDecodingError) -> LedgerEvent {
         try decode(Array(json.utf8))
     }
 
+    /// The text read in place (`JSONObjectText`, the content state kept as text) when it has nothing the
+    /// interchange rules could refuse; any other text is parsed into a tree and decoded from it, which words the
+    /// refusal. Both read the fields through `FieldReader`, by the same rules (`InterchangeDecodeTests` holds the
+    /// two to the same events and errors); building the tree was a third of an import's decoding thread.
+    private static func decode(bytes: UnsafeBufferPointer<UInt8>) throws(EventDecodingError) -> LedgerEvent {
+        if let text = JSONObjectText.whole(bytes, interchange: true) {
+            return try decode(root: FieldReader(text: text, path: ""))
+        }
+        return try decode(try parse(bytes))
+    }
+
     public static func decode(_ value: JSONValue) throws(EventDecodingError) -> LedgerEvent {
         let root = try FieldReader(value, path: "")
         // A key given twice means one thing to this reader (the first) and another to most (the last).
         if let problem = value.firstInterchangeProblem() { throw EventDecodingError(problem) }
+        return try decode(root: root)
+    }
+
+    private static func decode(root: FieldReader) throws(EventDecodingError) -> LedgerEvent {
         let typeValue = try root.required("type", expected: FieldReader.oneOf(EventType.self))
         guard case .string(let typeName) = typeValue else {
             throw root.wrong("type", FieldReader.oneOf(EventType.self), typeValue)

@@ -39,13 +39,16 @@ struct JSONObjectText {
     private let first: Int
 
     /// The object that is the whole of `bytes` (whitespace around it allowed); nil when `bytes` is not exactly one
-    /// valid JSON object — the caller then parses it, which words the error.
-    static func whole(_ bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]? = nil) -> JSONObjectText? {
-        var scanner = PayloadScanner(bytes)
+    /// valid JSON object — the caller then parses it, which words the error. With `interchange`, also nil for a
+    /// text the interchange rules might refuse (`PayloadScanner.init(interchange:)`).
+    static func whole(
+        _ bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]? = nil, interchange: Bool = false
+    ) -> JSONObjectText? {
+        var scanner = interchange ? PayloadScanner(interchange: bytes) : PayloadScanner(bytes)
         scanner.skipWhitespace()
         guard scanner.current == UInt8(ascii: "{") else { return nil }
         var members: [Member] = []
-        members.reserveCapacity(16)
+        members.reserveCapacity(32)
         guard let first = try? list(&scanner, depth: 1, into: &members) else { return nil }
         scanner.skipWhitespace()
         return scanner.atEnd ? JSONObjectText(bytes: bytes, owner: owner, members: members, first: first) : nil
@@ -65,9 +68,11 @@ struct JSONObjectText {
         guard try scanner.beginObject() else { return -1 }
         var first = -1
         var previous = -1
+        let mark = scanner.keysMark
         repeat {
             scanner.skipWhitespace()
             let key = try scanner.stringRange(allowEscapes: true)
+            if scanner.interchange { try scanner.noteKey(key, since: mark) }
             let keyEscaped = scanner.bytes[key].contains { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }
             scanner.skipWhitespace()
             try scanner.expect(UInt8(ascii: ":"))
@@ -85,6 +90,7 @@ struct JSONObjectText {
             }
             members[index].value = start..<scanner.index
         } while try scanner.nextMember()
+        if scanner.interchange { scanner.forgetKeys(since: mark) }
         return first
     }
 

@@ -18,7 +18,8 @@ extension JSONValue {
     ///   literals that round to zero stay valid: a double holds them, if not exactly.
     ///
     /// The one home of this rule: events (`EventCodec`), device snapshots, truth lines and the HTTP append bodies
-    /// all call it, so the CLI import and the HTTP service refuse the same documents.
+    /// all call it, so the CLI import and the HTTP service refuse the same documents. (`EventCodec` reads a line in
+    /// place, without a tree, only when `PayloadScanner.init(interchange:)` finds nothing this rule could refuse.)
     public func firstInterchangeProblem(path: String = "") -> InterchangeProblem? {
         // The path is spelled only for a problem found: the walk notes its steps on the way back out.
         var steps: [PathStep] = []

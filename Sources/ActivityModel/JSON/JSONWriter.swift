@@ -63,6 +63,12 @@ public protocol JSONMemberSink {
     mutating func add(_ key: String, _ value: JSONValue)
     /// Appends a member whose value is an object made of what `body` adds.
     mutating func addObject(_ key: String, _ body: (inout Self) -> Void)
+    /// Appends a member whose value may be held as text (a content state read in place).
+    mutating func add(_ key: String, _ value: LazyJSON)
+}
+
+extension JSONMemberSink {
+    public mutating func add(_ key: String, _ value: LazyJSON) { add(key, value.value) }
 }
 
 extension JSONObject: JSONMemberSink {
@@ -93,6 +99,14 @@ public struct JSONObjectWriter: JSONMemberSink {
     public mutating func add(_ key: String, _ value: JSONValue) {
         startMember(key)
         writer.write(value)
+    }
+
+    /// A value held as text that is already the writer's output (`LazyJSON.compactText`) is copied as it is,
+    /// not parsed and written again.
+    public mutating func add(_ key: String, _ value: LazyJSON) {
+        guard let text = value.compactText else { return add(key, value.value) }
+        startMember(key)
+        writer.bytes.append(contentsOf: text)
     }
 
     public mutating func addObject(_ key: String, _ body: (inout JSONObjectWriter) -> Void) {

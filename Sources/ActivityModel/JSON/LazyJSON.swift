@@ -40,9 +40,18 @@ public struct LazyJSON: Hashable, Sendable {
     }
 
     /// `value.compactBytes`; the text itself when it is already compact.
-    public var compactBytes: [UInt8] {
-        if case .text(let text) = storage, text.compact { return Array(text.bytes[text.range]) }
-        return value.compactBytes
+    public var compactBytes: [UInt8] { compactText.map(Array.init) ?? value.compactBytes }
+
+    /// `bytes[range]` is the value's validated text, when it is held as text.
+    package var heldText: (bytes: [UInt8], range: Range<Int>)? {
+        if case .text(let text) = storage { return (text.bytes, text.range) }
+        return nil
+    }
+
+    /// The text, when it is held as text and is exactly what `JSONWriter` writes of the value.
+    var compactText: ArraySlice<UInt8>? {
+        if case .text(let text) = storage, text.compact { return text.bytes[text.range] }
+        return nil
     }
 
     public static func == (lhs: LazyJSON, rhs: LazyJSON) -> Bool { lhs.value == rhs.value }

@@ -12,12 +12,28 @@ package struct UnusualPayload: Error {
 package struct PayloadScanner {
     package let bytes: UnsafeBufferPointer<UInt8>
     package var index = 0
+    /// Interchange JSON (`init(interchange:)`): what `JSONValue.firstInterchangeProblem` could refuse is unusual
+    /// too — a key an object gives twice, a number with an exponent or of 300 characters or more — and so are keys
+    /// with escapes or non-ASCII bytes (compared as strings, not bytes) and objects of more than
+    /// `interchangeMembers` members (their keys are compared pairwise). A text with none of them has no
+    /// interchange problem; the caller parses any other, and the tree's rules word the refusal.
+    package private(set) var interchange = false
+    /// The keys of the objects being walked, innermost object's last (interchange only).
+    private var openKeys: [Range<Int>] = []
+
+    package static let interchangeMembers = 64
 
     /// Below `JSONParser`'s 512 levels, with room for the levels above the value being skipped.
     package static let maximumDepth = 500
 
     @inlinable
     package init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    package init(interchange bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        interchange = true
+        openKeys.reserveCapacity(Self.interchangeMembers)
+    }
 
     @inlinable
     package var atEnd: Bool { index == bytes.count }
@@ -39,6 +55,44 @@ package struct PayloadScanner {
     package mutating func expect(_ byte: UInt8) throws(UnusualPayload) {
         guard index < bytes.count, bytes[index] == byte else { throw UnusualPayload() }
         index += 1
+    }
+
+    // MARK: Interchange keys
+
+    /// Where the keys of an object about to be walked begin (`noteKey`, `forgetKeys`).
+    package var keysMark: Int { openKeys.count }
+
+    /// Interchange: a key of the object whose keys begin at `mark`; unusual when escaped, not ASCII, given
+    /// before in the object, or past `interchangeMembers`.
+    package mutating func noteKey(_ key: Range<Int>, since mark: Int) throws(UnusualPayload) {
+        guard openKeys.count - mark < Self.interchangeMembers else { throw UnusualPayload() }
+        var offset = key.lowerBound
+        while offset < key.upperBound {
+            if bytes[offset] >= 0x80 || bytes[offset] == UInt8(ascii: "\\") { throw UnusualPayload() }
+            offset += 1
+        }
+        var other = mark
+        while other < openKeys.count {
+            if Self.same(bytes, openKeys[other], key) { throw UnusualPayload() }
+            other += 1
+        }
+        openKeys.append(key)
+    }
+
+    @inline(__always)
+    private static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        var offset = 0
+        while offset < a.count {
+            if bytes[a.lowerBound + offset] != bytes[b.lowerBound + offset] { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// Interchange: the object whose keys began at `mark` is walked.
+    package mutating func forgetKeys(since mark: Int) {
+        openKeys.removeLast(openKeys.count - mark)
     }
 
     // MARK: Objects, member by member
@@ -153,14 +207,20 @@ package struct PayloadScanner {
                 return 2
             }
             var size = 1
+            let mark = keysMark
             while true {
                 skipWhitespace()
+                let key = index
                 size += try skipString() + 1
+                if interchange { try noteKey((key + 1)..<(index - 1), since: mark) }
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"))
                 skipWhitespace()
                 size += try skipValue(depth: depth + 1)
-                if try !nextMember() { return size + 1 }
+                if try !nextMember() {
+                    if interchange { forgetKeys(since: mark) }
+                    return size + 1
+                }
                 size += 1
             }
         case UInt8(ascii: "["):
@@ -204,6 +264,7 @@ package struct PayloadScanner {
     /// The number grammar of RFC 8259, as `JSONParser` checks it.
     @usableFromInline
     mutating func skipNumber() throws(UnusualPayload) {
+        let start = index
         if current == UInt8(ascii: "-") { index += 1 }
         guard let first = current, isDigit(first) else { throw UnusualPayload() }
         index += 1
@@ -214,11 +275,14 @@ package struct PayloadScanner {
             skipDigits()
         }
         if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            // A double may not hold it (`firstInterchangeProblem` converts such literals).
+            if interchange { throw UnusualPayload() }
             index += 1
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
             guard let digit = current, isDigit(digit) else { throw UnusualPayload() }
             skipDigits()
         }
+        if interchange, index - start >= 300 { throw UnusualPayload() }
     }
 
     private mutating func skipDigits() {

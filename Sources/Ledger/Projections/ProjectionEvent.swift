@@ -135,9 +135,13 @@ extension ProjectionEvent {
 }
 
 extension ProjectionEvent.Content {
+    /// A state held as text (an event read in place) stays text: only the state a row ends with is parsed.
     init(_ content: ActivityContent) {
-        self.init(
-            state: .value(content.state), staleDate: content.staleDate?.milliseconds, isTooLarge: content.isTooLarge)
+        let state: ContentState =
+            if let text = content.storedState.heldText { .stored(payload: text.bytes, range: text.range) } else {
+                .value(content.state)
+            }
+        self.init(state: state, staleDate: content.staleDate?.milliseconds, isTooLarge: content.isTooLarge)
     }
 }
 
