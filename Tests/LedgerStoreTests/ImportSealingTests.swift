@@ -137,6 +137,32 @@ struct ImportSealingTests {
         #expect(try fixture.store.verify().ok)
     }
 
+    /// A new file: no lookup asks the file's buckets unless the id's `SealedIDs.Filter` bit says this import may
+    /// have filed it, and those entries were written there mid-import (every few segments at 1,000 bytes).
+    @Test("ids re-sent after their entries went to the file mid-import are found there", arguments: [false, true])
+    func resentAfterEntriesWritten(conflicting: Bool) async throws {
+        let fixture = try StoreFixture(configuration: Self.configuration(filedBytes: 1_000))
+        let events = Self.corpus(1_700, seed: 6)
+        var resent = stride(from: 0, to: 600, by: 7).map { events[$0] }
+        if conflicting { resent[40].payload = Array(#"{"n":-2}"#.utf8) }
+        if conflicting {
+            let error = await #expect(throws: StoreError.self) {
+                try await Self.importing(events + resent, into: fixture.store, sealing: true)
+            }
+            #expect(error?.code == .idConflict && error?.eventID == resent[40].id)
+            #expect(try fixture.store.stats().events == 0)
+            return
+        }
+        let result = try await Self.importing(events + resent, into: fixture.store, sealing: true)
+        #expect(result.duplicate.filter { $0 }.count == resent.count)
+        #expect(Array(result.positions.suffix(resent.count)) == stride(from: 1, through: 600, by: 7).map { Int64($0) })
+        let entries = try await fixture.store.pool.read { (db) throws in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM sealed_id_buckets")
+        }
+        let sealed = try fixture.store.stats().sealedEvents
+        #expect((entries ?? 0) > 0 && sealed == 6 * 256)
+    }
+
     @Test("an import into a file sealed to its end seals too, finds the ids sealed before, and keeps the chain",
           arguments: [nil, 1_000])
     func importAfterSealedImport(filedBytes: Int?) async throws {

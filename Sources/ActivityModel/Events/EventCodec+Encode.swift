@@ -21,7 +21,16 @@ extension EventCodec {
     /// Storage form: compact `{"source":…,"data":…}`; id, stream, type and at live in the row's columns.
     /// Written straight to bytes (every append encodes one): the same members `dataJSON` builds as a tree.
     public static func encodePayload(_ event: LedgerEvent) -> [UInt8] {
-        var object = JSONObjectWriter()
+        // Room for the members besides a content state and attributes (most payloads are 64–320 bytes), and for
+        // those: an import's payloads are then written without growing their array.
+        var capacity = 256
+        switch event.data {
+        case .request(let request): capacity += request.content.encodedStateSize + request.attributes.compactSize
+        case .update(let update): capacity += update.content.encodedStateSize
+        case .end(let end): capacity += end.content?.encodedStateSize ?? 0
+        default: break
+        }
+        var object = JSONObjectWriter(capacity: capacity)
         object.add("source", .string(event.source.rawValue))
         object.addObject("data") { writeData(event.data, into: &$0) }
         return object.finish()

@@ -8,24 +8,28 @@ import GRDB
 /// exactly as `seal` would have, in the same transaction. While the first dictionary trains on its thread, events
 /// are held up to `dictionaryWait`; then the import waits for it (`ImportSession.append`), and seals without one
 /// only when none is coming. Their ids are filed in `SealedIDs.Pending` in memory and written to the buckets' rows at
-/// the end (or whenever they pass `StoreConfiguration.importFiledBytes`, after which lookups ask the file too). The
-/// events after the last whole segment become rows at the end (`finish`), so appends that follow find a short tail
-/// of rows, as after `seal` beside `serve`.
+/// the end (or whenever they pass `StoreConfiguration.importFiledBytes`, after which lookups of ids the import may
+/// have filed ask the file too). The events after the last whole segment become rows at the end (`finish`), so
+/// appends that follow find a short tail of rows, as after `seal` beside `serve`.
 ///
 /// So the import writes no row, no row index entry and no per-row zstd frame for the sealed part: random B-tree
 /// writes of the id index were most of the writer's SQLite time (BENCHMARKS.md, session 39). The transaction is
 /// still one: a refused line or a crash keeps nothing. A re-sent id is found among the held events, in the pending
 /// entries (decoding the blocks they name, which are in this transaction), and in the file's buckets when the
-/// file had segments before.
+/// file had segments before; an id whose `SealedIDs.Filter` bit is clear was not held or filed by the import.
 final class ImportSealer {
     private let segmentEvents: Int
     /// Pending entries are written to the file once they pass this (`StoreConfiguration.importFiledBytes`).
     private let maximumFiledBytes: Int
     private let dictionaryWait: Int
     private let compressor: SegmentCompressor
-    /// Whether lookups ask the file's buckets too: it had sealed events before, or some of this import's ids were
-    /// written there already.
-    private var askFile: Bool
+    /// The file had sealed events before the import: every lookup asks its buckets.
+    private let fileHadSealed: Bool
+    /// Some of this import's entries were written to the file already: lookups of ids it may have filed ask the
+    /// file too.
+    private var wroteFiled = false
+    /// Every id held or filed by the import.
+    private var seen = SealedIDs.Filter()
     private var held: [RecordedEvent] = []
     private var heldStreams: [Int64] = []
     /// Each held id's SHA-256 bits, which it is filed under.
@@ -43,17 +47,18 @@ final class ImportSealer {
         maximumFiledBytes = configuration.importFiledBytes
         dictionaryWait = configuration.firstDictionaryAfter + 2 * configuration.segmentEvents
         compressor = SegmentCompressor(level: configuration.sealLevel)
-        askFile = state.anySealed
+        fileHadSealed = state.anySealed
         previousHash = state.lastHash
     }
 
     /// The stored or held event with this id, if any (a re-sent id).
     func find(_ id: String, db: Database, reader: EventReader) throws -> RecordedEvent? {
-        if let index = heldIDs[TransactionState.ExactName(name: id)] { return held[index] }
         let hash = SealedIDs.Hash(id)
         lastFound = (id, hash)
-        var blocks = try filed.candidates(hash)
-        if askFile { blocks += try SealedIDs.candidateBlocks(db, id: id) }
+        let mine = seen.mayHave(hash)
+        if mine, let index = heldIDs[TransactionState.ExactName(name: id)] { return held[index] }
+        var blocks = mine ? try filed.candidates(hash) : []
+        if fileHadSealed || (wroteFiled && mine) { blocks += try SealedIDs.candidateBlocks(db, id: id) }
         guard !blocks.isEmpty else { return nil }
         return try reader.sealedEvent(db, id: id, inBlocks: Array(Set(blocks)).sorted(), hashes: false)
     }
@@ -61,7 +66,9 @@ final class ImportSealer {
     /// Takes a new event (its id not found by `find`) of the stream interned as `stream`.
     func hold(_ event: RecordedEvent, stream: Int64, state: inout TransactionState) {
         heldIDs[TransactionState.ExactName(name: event.id)] = held.count
-        heldHashes.append(lastFound?.id == event.id ? lastFound!.hash : SealedIDs.Hash(event.id))
+        let hash = lastFound?.id == event.id ? lastFound!.hash : SealedIDs.Hash(event.id)
+        seen.insert(hash)
+        heldHashes.append(hash)
         held.append(event)
         heldStreams.append(stream)
         state.heldVersions[stream] = event.version
@@ -121,7 +128,7 @@ final class ImportSealer {
         }
         if filed.bytes > maximumFiledBytes {
             try filed.write(db)
-            askFile = true
+            wroteFiled = true
         }
     }
 }

@@ -32,6 +32,30 @@ enum SealedIDs {
         }
     }
 
+    /// A bit per id hash (`bits` of its 31 bucket and entry bits), set for every id an import holds or files and
+    /// never cleared (4 MiB, allocated with the first): most ids an import appends are new, and one whose bit is
+    /// clear is neither held, nor in the pending entries (two cache misses away), nor among the entries the import
+    /// wrote to the file already.
+    struct Filter {
+        private var words: [UInt64] = []
+        static let bits = 25
+
+        /// Whether `hash` may have been inserted (false: certainly not).
+        func mayHave(_ hash: Hash) -> Bool {
+            guard !words.isEmpty else { return false }
+            let bit = Self.bit(hash)
+            return words[bit >> 6] & (1 << UInt64(bit & 63)) != 0
+        }
+
+        mutating func insert(_ hash: Hash) {
+            if words.isEmpty { words = Array(repeating: 0, count: 1 << (Self.bits - 6)) }
+            let bit = Self.bit(hash)
+            words[bit >> 6] |= 1 << UInt64(bit & 63)
+        }
+
+        private static func bit(_ hash: Hash) -> Int { Int(hash.bucket << 15 | Int64(hash.entry)) & (1 << bits - 1) }
+    }
+
     /// Files each (id, block) in its bucket, in the caller's write transaction.
     static func file(_ ids: [(id: String, block: Int64)], in db: Database) throws {
         var pending = Pending()
