@@ -5,7 +5,7 @@ import Testing
 
 /// Counts projected events into a table of its own, and fails on a chosen event type.
 struct CountingProjector: InlineProjector {
-    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
+    func apply(_ events: ArraySlice<RecordedEvent>, inputs: [ProjectorInput], db: Database) throws {
         try db.execute(sql: "CREATE TABLE IF NOT EXISTS projected (position INTEGER PRIMARY KEY)")
         for event in events {
             if event.type == "poison" { throw StoreError(.invalidEvent, "poison at \(event.position)") }

@@ -7,7 +7,7 @@ import Testing
 final class InputRecorder: InlineProjector {
     let seen = Mutex<[(id: String, input: String?)]>([])
 
-    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
+    func apply(_ events: ArraySlice<RecordedEvent>, inputs: [ProjectorInput], db: Database) throws {
         seen.withLock { seen in
             if inputs.count != events.count { seen.append(("inputs do not match events", nil)) }
             for (event, input) in zip(events, inputs) { seen.append((event.id, input.value as? String)) }

@@ -86,6 +86,17 @@ struct InterchangeDecodeTests {
         // Objects of more members than the in-place check compares, with and without a repeat.
         update(state: "{" + members.joined(separator: ",") + "}"),
         update(state: "{" + (members + [#""k3":0"#]).joined(separator: ",") + "}"),
+        // Times read from the text's bytes, or (escaped, invalid, a number) by the value's own path.
+        #"{"stream":"activity:A1","type":"dismiss","at":"2026-13-20T21:00:01Z","data":{"by":"user"}}"#,
+        #"{"stream":"activity:A1","type":"dismiss","at":"2026-11-20T21:00:01\u005A","data":{"by":"user"}}"#,
+        #"{"stream":"activity:A1","type":"dismiss","at":"2026-11-20T21:00:01+01:30","data":{"by":"user"}}"#,
+        #"{"stream":"activity:A1","type":"dismiss","at":"","data":{"by":"user"}}"#,
+        #"{"stream":"activity:A1","type":"dismiss","at":null,"data":{"by":"user"}}"#,
+        #"{"stream":"activity:A1","type":"dismiss","at":"2026-11-20T21:00:01é","data":{"by":"user"}}"#,
+        update(state: #"{"a":1},"staleDate":"2026-11-20T21:00:01.5Z"#),
+        update(state: #"{"a":1},"staleDate":"20261120"#),
+        update(state: #"{"a":1},"staleDate":null"#),
+        update(state: #"{"a":1},"staleDate":1795000000.25"#),
         // Whitespace, nulls, escapes in values, an empty state, a deep one, trailing bytes, not an object.
         " { \"id\" : \"u-1\" , \"stream\":\"activity:A1\",\"type\":\"dismiss\",\"at\":1795000000,\"data\":{\"by\":\"user\"} } ",
         update(state: #"{ "a" : [ 1 , { } ] }"#),

@@ -30,14 +30,14 @@ struct ProjectionDecoderTests {
         let full = full(event)
         guard let fast = ProjectionDecoder.fast(event) else { return false }
         #expect(full != nil, "fast path accepted what the full decoder refuses: \(comment)")
-        #expect(fast.resolved == full, "\(comment)")
+        #expect(fast.resolved == full?.resolved, "\(comment)")
         // Lent as a sealed block lends it (no array to keep): its content states are copies, equal once parsed.
         let lent = EventView.lending(event) { view in
             var view = view
             view.payloadOwner = nil
             return ProjectionDecoder.fast(view)
         }
-        #expect(lent?.resolved == full, "lent: \(comment)")
+        #expect(lent?.resolved == full?.resolved, "lent: \(comment)")
         return true
     }
 
@@ -83,7 +83,7 @@ struct ProjectionDecoderTests {
         let event = Self.recorded(type: odd.type, stream: odd.stream, payload: Array(odd.payload.utf8))
         #expect(ProjectionDecoder.fast(event) == nil, "\(odd.payload)")
         // Whatever the full decoder makes of it, `decode` gives the same.
-        #expect((try? ProjectionDecoder.decode(event)).map(\.resolved) == Self.full(event))
+        #expect((try? ProjectionDecoder.decode(event)).map(\.resolved) == Self.full(event)?.resolved)
     }
 
     @Test("the 4096-byte rule measures escaped and non-ASCII content as the full decoder does", arguments: [4094, 4095, 4096, 4097])
@@ -100,7 +100,7 @@ struct ProjectionDecoderTests {
                 continue
             }
             #expect(content.isTooLarge == (size > 4096), "\(escape) at \(size)")
-            #expect(fast.resolved == Self.full(event), "\(escape) at \(size)")
+            #expect(fast.resolved == Self.full(event)?.resolved, "\(escape) at \(size)")
         }
     }
 

@@ -178,12 +178,21 @@ struct FieldReader {
 
     /// A time: RFC 3339 string or Unix seconds.
     func optionalInstant(_ key: String) throws(EventDecodingError) -> Instant? {
+        if let instant = textInstant(key) { return instant }
         guard let value = try optional(key) else { return nil }
         return try instant(value, key: key)
     }
 
     func instant(_ key: String) throws(EventDecodingError) -> Instant {
-        try instant(try required(key, expected: Self.timeExpectation), key: key)
+        if let instant = textInstant(key) { return instant }
+        return try instant(try required(key, expected: Self.timeExpectation), key: key)
+    }
+
+    /// A valid RFC 3339 time read straight from the text's bytes (no `String` made for it); nil for anything else,
+    /// which the value's own path reads and words.
+    private func textInstant(_ key: String) -> Instant? {
+        guard case .text(let text) = members, let member = text.member(key) else { return nil }
+        return text.instant(member)
     }
 
     static let timeExpectation = "an RFC 3339 time or a number of Unix seconds"

@@ -12,19 +12,58 @@ import Foundation
 /// measured as `JSONValue.compactSize` would, and left as ranges. The text must outlive the reader (`bytes` is lent,
 /// never kept).
 struct JSONObjectText {
+    /// Offsets are kept in 32 bits (a text is at most an event, far below 2 GiB): 32 bytes a member instead of
+    /// 64, so a whole event's list fits an allocation glibc serves from its per-thread cache.
     struct Member {
-        var key: Range<Int>
+        private var keyStart: Int32
+        private var keyEnd: Int32
+        private var valueStart: Int32
+        private var valueEnd: Int32
+        private var storedSize: Int32
+        private var storedNext: Int32
+        private var storedFirstChild: Int32
         /// The key has escapes or non-ASCII bytes: compared as `String`s (by their text, with Unicode's canonical
         /// equivalence, as `JSONObject` compares keys) instead of by bytes.
-        var keyEscaped: Bool
-        var value: Range<Int>
+        let keyEscaped: Bool
+
+        init(key: Range<Int>, keyEscaped: Bool, value: Range<Int>, size: Int, next: Int, firstChild: Int) {
+            keyStart = Int32(key.lowerBound)
+            keyEnd = Int32(key.upperBound)
+            valueStart = Int32(value.lowerBound)
+            valueEnd = Int32(value.upperBound)
+            storedSize = Int32(size)
+            storedNext = Int32(next)
+            storedFirstChild = Int32(firstChild)
+            self.keyEscaped = keyEscaped
+        }
+
+        var key: Range<Int> { Int(keyStart)..<Int(keyEnd) }
+        var value: Range<Int> {
+            get { Int(valueStart)..<Int(valueEnd) }
+            set {
+                valueStart = Int32(newValue.lowerBound)
+                valueEnd = Int32(newValue.upperBound)
+            }
+        }
         /// `JSONValue.compactSize` of the value; -1 for an object whose members were listed instead.
-        var size: Int
+        var size: Int {
+            get { Int(storedSize) }
+            set { storedSize = Int32(newValue) }
+        }
         /// The next member of the same object, -1 after the last.
-        var next: Int
+        var next: Int {
+            get { Int(storedNext) }
+            set { storedNext = Int32(newValue) }
+        }
         /// An object value's first member (-1 when it has none), `notListed` when its members were not listed.
-        var firstChild: Int
+        var firstChild: Int {
+            get { Int(storedFirstChild) }
+            set { storedFirstChild = Int32(newValue) }
+        }
     }
+
+    /// Texts this long or longer are not read in place (`whole` returns nil): offsets must fit `Member`'s 32 bits.
+    static let maximumBytes = Int(Int32.max)
 
     static let notListed = -2
     /// Objects at this nesting level or above (the payload is 1) have their members listed.
@@ -44,11 +83,12 @@ struct JSONObjectText {
     static func whole(
         _ bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]? = nil, interchange: Bool = false
     ) -> JSONObjectText? {
+        guard bytes.count < maximumBytes else { return nil }
         var scanner = interchange ? PayloadScanner(interchange: bytes) : PayloadScanner(bytes)
         scanner.skipWhitespace()
         guard scanner.current == UInt8(ascii: "{") else { return nil }
         var members: [Member] = []
-        members.reserveCapacity(32)
+        members.reserveCapacity(24)
         guard let first = try? list(&scanner, depth: 1, into: &members) else { return nil }
         scanner.skipWhitespace()
         return scanner.atEnd ? JSONObjectText(bytes: bytes, owner: owner, members: members, first: first) : nil
@@ -133,6 +173,16 @@ struct JSONObjectText {
         var members: [Member] = []
         guard let first = try? Self.list(&scanner, depth: 1, into: &members) else { return nil }
         return JSONObjectText(bytes: bytes, owner: owner, members: members, first: first)
+    }
+
+    /// The member's value as a time, when it is a string of plain ASCII that is a valid RFC 3339 time, read from its
+    /// bytes (nil otherwise: the caller makes the value, which words any refusal).
+    func instant(_ member: Member) -> Instant? {
+        let range = member.value
+        guard bytes[range.lowerBound] == UInt8(ascii: "\""), range.count >= 2 else { return nil }
+        let inside = UnsafeBufferPointer(rebasing: bytes[(range.lowerBound + 1)..<(range.upperBound - 1)])
+        guard !inside.contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) else { return nil }
+        return Instant(rfc3339: inside)
     }
 
     /// The member's value kept as its text, when the scan measured it (not a listed object).

@@ -54,7 +54,7 @@ final class ActivityProjector: InlineProjector {
         stored.projectorInput = ProjectorInput(handed.qualified(app: app))
     }
 
-    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
+    func apply(_ events: ArraySlice<RecordedEvent>, inputs: [ProjectorInput], db: Database) throws {
         try apply(events, inputs: inputs, to: SQLiteProjectionRows(db: db, tables: tables))
     }
 
@@ -62,14 +62,16 @@ final class ActivityProjector: InlineProjector {
     /// from the log) to `rows`, and saves the position of the last. Returns `rows` as the batch left them (a
     /// deferred `PostgresProjectionRows` holds its write).
     @discardableResult
-    func apply<Rows: ProjectionRows>(_ events: [RecordedEvent], inputs: [ProjectorInput] = [], to rows: Rows) throws -> Rows {
+    func apply<Rows: ProjectionRows>(
+        _ events: some RandomAccessCollection<RecordedEvent>, inputs: [ProjectorInput] = [], to rows: Rows
+    ) throws -> Rows {
         guard let last = events.last else { return rows }
         var projected: [(ProjectionEvent, Int64)] = []
         projected.reserveCapacity(events.count)
-        for index in events.indices {
-            let handed = index < inputs.count ? inputs[index].value as? Handed : nil
-            guard let event = handed?.event ?? decoded(events[index]) else { continue }
-            projected.append((event, events[index].position))
+        for (offset, recorded) in events.enumerated() {
+            let handed = offset < inputs.count ? inputs[offset].value as? Handed : nil
+            guard let event = handed?.event ?? decoded(recorded) else { continue }
+            projected.append((event, recorded.position))
         }
         var batch = ProjectionBatch(rows)
         try batch.prepare(projected.map(\.0))

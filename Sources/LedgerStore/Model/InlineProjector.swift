@@ -6,12 +6,17 @@ import GRDB
 /// written in position order (duplicates excluded). Throwing rolls back that batch only and fails its
 /// append call; other batches committed in the same group are unaffected.
 public protocol InlineProjector: Sendable {
-    /// `inputs` runs parallel to `events`: what the appender attached to the `NewEvent` each was written from
-    /// (`NewEvent.projectorInput`; `.empty` where it attached nothing).
-    func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws
+    /// `inputs` runs parallel to `events` (`inputs[k]` is the input of the slice's k-th event): what the appender
+    /// attached to the `NewEvent` each was written from (`NewEvent.projectorInput`; `.empty` where it attached
+    /// nothing). A slice: an import that seals lends the events it holds.
+    func apply(_ events: ArraySlice<RecordedEvent>, inputs: [ProjectorInput], db: Database) throws
 }
 
 extension InlineProjector {
+    public func apply(_ events: [RecordedEvent], inputs: [ProjectorInput], db: Database) throws {
+        try apply(events[...], inputs: inputs, db: db)
+    }
+
     /// Applies events read back from the log (a rebuild, a catch-up), which carry no input.
     public func apply(_ events: [RecordedEvent], db: Database) throws {
         try apply(events, inputs: Array(repeating: .empty, count: events.count), db: db)

@@ -64,15 +64,18 @@ final class ImportSealer {
     }
 
     /// Takes a new event (its id not found by `find`) of the stream interned as `stream`.
-    func hold(_ event: RecordedEvent, stream: Int64, state: inout TransactionState) {
+    func hold(_ event: consuming RecordedEvent, stream: Int64, state: inout TransactionState) {
         heldIDs[TransactionState.ExactName(name: event.id)] = held.count
         let hash = lastFound?.id == event.id ? lastFound!.hash : SealedIDs.Hash(event.id)
         seen.insert(hash)
         heldHashes.append(hash)
-        held.append(event)
         heldStreams.append(stream)
         state.heldVersions[stream] = event.version
+        held.append(event)
     }
+
+    /// The last `count` events held (a batch's new events, read by the projector where they lie).
+    func heldTail(_ count: Int) -> ArraySlice<RecordedEvent> { held[(held.count - count)...] }
 
     var heldCount: Int { held.count }
 

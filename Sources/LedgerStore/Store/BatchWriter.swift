@@ -36,18 +36,19 @@ package struct BatchWriter {
                 }
                 var written: [RecordedEvent] = []
                 var inputs: [ProjectorInput] = []
-                written.reserveCapacity(batch.events.count)
+                if sealer == nil { written.reserveCapacity(batch.events.count) }
                 inputs.reserveCapacity(batch.events.count)
                 try batch.events.withUnsafeBufferPointer { events in
-                    for index in events.indices {
-                        if let recorded = try insert(events[index], db: db, state: &state, result: &result) {
-                            written.append(recorded)
-                            inputs.append(events[index].projectorInput)
-                            payloads.append(events[index].payload)
-                        }
+                    for index in events.indices
+                    where try insert(events[index], db: db, state: &state, result: &result, written: &written) {
+                        inputs.append(events[index].projectorInput)
+                        payloads.append(events[index].payload)
                     }
                 }
-                if let projector, !written.isEmpty { try projector.apply(written, inputs: inputs, db: db) }
+                // An import that seals holds the batch's new events, the last it holds: the projector reads them
+                // there, not from copies (each copy of an event retained and released its every field).
+                let new = sealer.map { $0.heldTail(inputs.count) } ?? written[...]
+                if let projector, !new.isEmpty { try projector.apply(new, inputs: inputs, db: db) }
             }
         } catch {
             // Keep the counters and tail, but drop cached stream slots: ids created in the savepoint are gone.
@@ -163,22 +164,24 @@ package struct BatchWriter {
         return try reader.event(db, id: id)
     }
 
-    /// Inserts one event, or records it as a duplicate of the stored one. Returns the new event, if any.
+    /// Inserts one event (appending it to `written`, or handing it to the import's sealer), or records it as a
+    /// duplicate of the stored one. True when the event is new.
     private func insert(
-        _ event: borrowing NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult
-    ) throws -> RecordedEvent? {
+        _ event: borrowing NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult,
+        written: inout [RecordedEvent]
+    ) throws -> Bool {
         if let sealer {
             // No rows: every id the log holds is sealed, held, or filed by this import.
             if let existing = try sealer.find(event.id, db: db, reader: reader) {
                 try Self.repeated(existing, event, result: &result)
-                return nil
+                return false
             }
         } else if state.anySealed, let existing = try reader.sealedEvent(db, id: event.id) {
             // The unique index covers rows only: an id of a sealed event is looked up in the segments' id keys.
             try Self.repeated(existing, event, result: &result)
-            return nil
+            return false
         }
-        guard let slotIndex = try state.slotIndex(event.stream, db: db, create: true) else { return nil }
+        guard let slotIndex = try state.slotIndex(event.stream, db: db, create: true) else { return false }
         let slot = state.streams.values[slotIndex]
         let position = state.lastPosition + 1
         let version = slot.version + 1
@@ -201,9 +204,10 @@ package struct BatchWriter {
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                 guard let existing = try reader.event(db, id: event.id) else { throw error }
                 try Self.repeated(existing, event, result: &result)
-                return nil
+                return false
             }
             state.storedPayloadBytes += Int64(stored.count)
+            written.append(recorded)
         }
         state.streams.values[slotIndex].version = version
         state.lastPosition = position
@@ -212,7 +216,7 @@ package struct BatchWriter {
         result.positions.append(position)
         result.duplicate.append(false)
         result.versions.append(version)
-        return recorded
+        return true
     }
 
     /// Inserts `event`'s row (`stream`: its stream's interned id; `stored`: its compressed payload).
