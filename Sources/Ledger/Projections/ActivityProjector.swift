@@ -63,22 +63,24 @@ final class ActivityProjector: InlineProjector {
     /// deferred `PostgresProjectionRows` holds its write).
     @discardableResult
     func apply<Rows: ProjectionRows>(
-        _ events: some RandomAccessCollection<RecordedEvent>, inputs: [ProjectorInput] = [], to rows: Rows
+        _ events: ArraySlice<RecordedEvent>, inputs: [ProjectorInput] = [], to rows: Rows
     ) throws -> Rows {
-        guard let last = events.last else { return rows }
+        guard let last = events.last?.position else { return rows }
         var projected: [(ProjectionEvent, Int64)] = []
         projected.reserveCapacity(events.count)
-        for (offset, recorded) in events.enumerated() {
+        // By index, reading the fields in place: iterating copied every event (a retain and release of each field).
+        for index in events.indices {
+            let offset = index - events.startIndex
             let handed = offset < inputs.count ? inputs[offset].value as? Handed : nil
-            guard let event = handed?.event ?? decoded(recorded) else { continue }
-            projected.append((event, recorded.position))
+            guard let event = handed?.event ?? decoded(events[index]) else { continue }
+            projected.append((event, events[index].position))
         }
         var batch = ProjectionBatch(rows)
         try batch.prepare(projected.map(\.0))
         for (event, position) in projected { try batch.apply(event, position: position) }
         try batch.flush()
         var store = batch.store
-        try store.savePosition(last.position)
+        try store.savePosition(last)
         return store
     }
 

@@ -115,7 +115,7 @@ final class PostgresLedger: Sendable {
         let plannedAt = (rows.first?.position ?? 1) - 1
         return try await Ledger.readThreads.runIfActive {
             try projector.apply(
-                rows, inputs: inputs,
+                rows[...], inputs: inputs,
                 to: PostgresProjectionRows(
                     connection: connection, logger: logger, deferred: true, cache: cache, plannedAt: plannedAt)
             ).pendingWrite
@@ -165,7 +165,7 @@ final class PostgresLedger: Sendable {
                 ).collect().map(PostgresEventLog.recordedEvent)
                 guard let end = chunk.last?.position else { break }
                 try await Ledger.readThreads.runIfActive {
-                    try projector.apply(chunk, to: PostgresProjectionRows(connection: connection, logger: logger))
+                    try projector.apply(chunk[...], to: PostgresProjectionRows(connection: connection, logger: logger))
                 }
                 applied += Int64(chunk.count)
                 done = end

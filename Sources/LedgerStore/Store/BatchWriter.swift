@@ -38,12 +38,12 @@ package struct BatchWriter {
                 var inputs: [ProjectorInput] = []
                 if sealer == nil { written.reserveCapacity(batch.events.count) }
                 inputs.reserveCapacity(batch.events.count)
-                try batch.events.withUnsafeBufferPointer { events in
-                    for index in events.indices
-                    where try insert(events[index], db: db, state: &state, result: &result, written: &written) {
-                        inputs.append(events[index].projectorInput)
-                        payloads.append(events[index].payload)
-                    }
+                // Borrowed from the array: an element borrowed from an unsafe buffer was copied whole (a retain and
+                // a release of each field) before each call that might write its memory.
+                for index in batch.events.indices
+                where try insert(batch.events[index], db: db, state: &state, result: &result, written: &written) {
+                    inputs.append(batch.events[index].projectorInput)
+                    payloads.append(batch.events[index].payload)
                 }
                 // An import that seals holds the batch's new events, the last it holds: the projector reads them
                 // there, not from copies (each copy of an event retained and released its every field).
