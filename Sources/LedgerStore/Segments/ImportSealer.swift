@@ -38,8 +38,6 @@ final class ImportSealer {
     /// The chain hash before `held[0]`.
     private var previousHash: [UInt8]
     private var filed = SealedIDs.Pending()
-    /// `find`'s last id and its bits, which `hold` keeps (one SHA-256 per id).
-    private var lastFound: (id: String, hash: SealedIDs.Hash)?
 
     init(configuration: StoreConfiguration, state: TransactionState) {
         segmentEvents = configuration.segmentEvents
@@ -53,8 +51,11 @@ final class ImportSealer {
 
     /// The stored or held event with this id, if any (a re-sent id).
     func find(_ id: String, db: Database, reader: EventReader) throws -> RecordedEvent? {
-        let hash = SealedIDs.Hash(id)
-        lastFound = (id, hash)
+        try find(id, hash: SealedIDs.Hash(id), db: db, reader: reader)
+    }
+
+    /// `find` with the id's bits computed by the caller, who hands them to `hold` (one SHA-256 per id).
+    func find(_ id: String, hash: SealedIDs.Hash, db: Database, reader: EventReader) throws -> RecordedEvent? {
         let mine = seen.mayHave(hash)
         if mine, let index = heldIDs[TransactionState.ExactName(name: id)] { return held[index] }
         var blocks = mine ? try filed.candidates(hash) : []
@@ -63,10 +64,9 @@ final class ImportSealer {
         return try reader.sealedEvent(db, id: id, inBlocks: Array(Set(blocks)).sorted(), hashes: false)
     }
 
-    /// Takes a new event (its id not found by `find`) of the stream interned as `stream`.
-    func hold(_ event: consuming RecordedEvent, stream: Int64, state: inout TransactionState) {
+    /// Takes a new event (its id, whose bits are `hash`, not found by `find`) of the stream interned as `stream`.
+    func hold(_ event: consuming RecordedEvent, hash: SealedIDs.Hash, stream: Int64, state: inout TransactionState) {
         heldIDs[TransactionState.ExactName(name: event.id)] = held.count
-        let hash = lastFound?.id == event.id ? lastFound!.hash : SealedIDs.Hash(event.id)
         seen.insert(hash)
         heldHashes.append(hash)
         heldStreams.append(stream)

@@ -170,12 +170,15 @@ package struct BatchWriter {
         _ event: borrowing NewEvent, db: Database, state: inout TransactionState, result: inout AppendResult,
         written: inout [RecordedEvent]
     ) throws -> Bool {
+        var idHash: SealedIDs.Hash?
         if let sealer {
             // No rows: every id the log holds is sealed, held, or filed by this import.
-            if let existing = try sealer.find(event.id, db: db, reader: reader) {
+            let hash = SealedIDs.Hash(event.id)
+            if let existing = try sealer.find(event.id, hash: hash, db: db, reader: reader) {
                 try Self.repeated(existing, event, result: &result)
                 return false
             }
+            idHash = hash
         } else if state.anySealed, let existing = try reader.sealedEvent(db, id: event.id) {
             // The unique index covers rows only: an id of a sealed event is looked up in the segments' id keys.
             try Self.repeated(existing, event, result: &result)
@@ -195,8 +198,8 @@ package struct BatchWriter {
         let recorded = RecordedEvent(
             position: position, stream: event.stream, version: version, id: event.id, type: event.type, at: event.at,
             recordedAt: recordedAt, payload: event.payload, hash: hash)
-        if let sealer {
-            sealer.hold(recorded, stream: slot.id, state: &state)
+        if let sealer, let idHash {
+            sealer.hold(recorded, hash: idHash, stream: slot.id, state: &state)
         } else {
             let stored = try encoder.compress(event)
             do {
