@@ -117,20 +117,11 @@ struct InterchangeDecodeTests {
     func damagedLines() {
         var random = SeededRandom(seed: 78)
         let samples = RandomWorkload(seed: 23, activities: 6, eventsPerActivity: 30).lines().map { Array($0.utf8) }
-        let alphabet = Array(#"{}[]":,\ 0123456789.eE+-ntrufal"u\é"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xFF]
         var decoded = 0
         var refused = 0
         for round in 0..<20_000 {
             var line = samples[round % samples.count]
-            for _ in 0...Int.random(in: 0..<3, using: &random) {
-                let at = Int.random(in: 0..<line.count, using: &random)
-                let byte = alphabet.randomElement(using: &random)!
-                switch Int.random(in: 0..<3, using: &random) {
-                case 0: line[at] = byte
-                case 1: line.insert(byte, at: at)
-                default: line.remove(at: at)
-                }
-            }
+            RandomDamage.damage(&line, using: &random)
             if Self.check(line, String(decoding: line, as: UTF8.self)) { decoded += 1 } else { refused += 1 }
         }
         #expect(decoded > 1_000)

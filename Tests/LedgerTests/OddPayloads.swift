@@ -1,3 +1,5 @@
+import LedgerTesting
+
 /// A stored payload with the row's type and stream, for the projection decoder's tests.
 struct OddPayload: Sendable, CustomStringConvertible {
     var type: String
@@ -80,4 +82,24 @@ enum OddPayloads {
         OddPayload("dismiss", #"[]"#),
         OddPayload("dismiss", "{\"data\":{\"by\":\"user\",\"x\":\"\u{1}\"}}"),
     ]
+}
+
+/// Random damage for the decoders' agreement tests: one to three bytes of JSON's alphabet (and bytes that break
+/// UTF-8) replaced, inserted or removed.
+enum RandomDamage {
+    static let alphabet =
+        Array(#"{}[]":,\ 0123456789.eE+-ntrufal"u\é"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xED, 0xF4, 0xFF]
+
+    static func damage(_ bytes: inout [UInt8], using random: inout SeededRandom) {
+        for _ in 0...Int.random(in: 0..<3, using: &random) {
+            guard !bytes.isEmpty else { return }
+            let at = Int.random(in: 0..<bytes.count, using: &random)
+            let byte = alphabet.randomElement(using: &random)!
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: bytes[at] = byte
+            case 1: bytes.insert(byte, at: at)
+            default: bytes.remove(at: at)
+            }
+        }
+    }
 }

@@ -163,21 +163,11 @@ struct StoredDecodeTests {
             return (EventCodec.encodePayload(event), event.type.rawValue, event.stream.description)
         }
         samples += OddPayloads.valid.map { (Array($0.payload.utf8), $0.type, $0.stream) }
-        let alphabet = Array(#"{}[]":,\ 0123456789.eE+-ntrufal"u\é"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xED, 0xF4, 0xFF]
         var decoded = 0
         var refused = 0
         for round in 0..<20_000 {
             var (payload, type, stream) = samples[round % samples.count]
-            for _ in 0...Int.random(in: 0..<3, using: &random) {
-                guard !payload.isEmpty else { break }
-                let at = Int.random(in: 0..<payload.count, using: &random)
-                let byte = alphabet.randomElement(using: &random)!
-                switch Int.random(in: 0..<3, using: &random) {
-                case 0: payload[at] = byte
-                case 1: payload.insert(byte, at: at)
-                default: payload.remove(at: at)
-                }
-            }
+            RandomDamage.damage(&payload, using: &random)
             if Self.check(payload, type: type, stream: stream, String(decoding: payload, as: UTF8.self)) {
                 decoded += 1
             } else {
