@@ -77,7 +77,8 @@ public struct StoreConfiguration: Sendable {
     /// seals ~15 % faster (BENCHMARKS.md, session 38).
     public var sealLevel: Int32 = 1
     /// Bytes of sealed-id entries an import that seals as it goes keeps in memory (`ImportSealer`, ~5 per event)
-    /// before writing them to the file's buckets; past that its lookups of re-sent ids ask the file too.
+    /// before writing them to the file's buckets; past that, lookups of ids it may have filed (their
+    /// `SealedIDs.Filter` bit set) ask the file too.
     public var importFiledBytes = 32 << 20
     /// When set, `run()` seals in the background: every `interval`, whole segments of the events beyond the
     /// newest `keepUnsealed` (recent events stay rows, where appends and their readers find them cheaply).
