@@ -93,7 +93,8 @@ struct CLIPolishTests {
             let started = Date()
             let result = try cli(command + ["--db", db, "--busy-timeout", "10"], input: QueryTests.ride)
             #expect(result.status == 0, "\(command): \(result.stderr)")
-            #expect(Date().timeIntervalSince(started) < 5, "\(command) took \(Date().timeIntervalSince(started)) s")
+            // (Waiting out the busy timeout would take 10 s; the bound leaves a loaded machine room.)
+            #expect(Date().timeIntervalSince(started) < 8, "\(command) took \(Date().timeIntervalSince(started)) s")
         }
     }
 

@@ -74,7 +74,16 @@ struct NewFileTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try await Task.sleep(for: .milliseconds(150))
+        // The interrupt lands once the command writes its temporary file, so after it took over SIGINT: sent at a
+        // fixed delay it could land before, while a loaded machine still starts the process, and end it by the
+        // default action (which leaves nothing either, but tests nothing).
+        let name = URL(fileURLWithPath: into).lastPathComponent
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning, try !hidden().contains(where: { $0.hasPrefix(".\(name).partial-") }),
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(2))
+        }
         process.interrupt()
         process.waitUntilExit()
         if process.terminationStatus == 0 {

@@ -30,23 +30,26 @@ struct SealCrashTests {
         #expect(try bench.stats(pristine) == (8_192, 8_192, 0))
         let digest = try bench.digest(pristine)
 
-        // How long the whole import takes here, then kills spread over it.
+        // How long the whole import takes here, then kills spread over it. A kill that finds the import done
+        // shortens the estimate to its delay: the machine can get faster than it was when the import was timed (the
+        // tests beside this one end), and kills timed by a slow estimate would all land after the import.
         let timed = try bench.copy(pristine, to: "timed.sqlite")
         let started = Date()
         #expect(try bench.cli("import", corpus, "--db", timed).status == 0)
-        let whole = Date().timeIntervalSince(started)
+        var whole = Date().timeIntervalSince(started)
         #expect(try bench.stats(timed) == (28_672, 7 * 4_096, 0))
         var interrupted = 0
         for (round, fraction) in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95].enumerated() {
             let file = try bench.copy(pristine, to: "round-\(round).sqlite")
             let importer = try bench.start("import-\(round)", ["import", corpus, "--db", file])
-            usleep(UInt32(whole * fraction * 1_000_000))
+            let delay = whole * fraction
+            usleep(UInt32(delay * 1_000_000))
             _ = importer.kill9()
             // All of the import or none of it (a kill after its commit, or an import faster than the one timed,
             // leaves all of it).
             let stats = try bench.stats(file)
             #expect(stats == (8_192, 8_192, 0) || stats == (28_672, 7 * 4_096, 0), "\(fraction): \(stats)")
-            if stats.events == 8_192 { interrupted += 1 }
+            if stats.events == 8_192 { interrupted += 1 } else { whole = min(whole, delay) }
             let proved = try bench.cli("verify", "--db", file, "--digest", digest, "--json")
             #expect(
                 proved.status == 0 && proved.stdout.contains(#""checked":\#(stats.events),"#),
@@ -76,14 +79,29 @@ struct SealCrashTests {
         let events: Int64 = 20_000
         #expect(digest.hasPrefix("\(events):"))
 
+        // How long a segment takes here (a timed seal, from its first commit to its last), so that the delays land
+        // inside the next segment on a machine faster or slower than this one was when they were chosen.
+        let timed = try bench.copy(pristine, to: "timed.sqlite")
+        let timer = try SegmentWatcher(timed)
+        let timedSeal = try bench.start("seal-timed", ["seal", "--db", timed])
+        timer.wait(until: 1, while: timedSeal)
+        let first = ContinuousClock.now
+        timer.wait(until: 5, while: timedSeal)
+        let segment = max(10, Int((ContinuousClock.now - first) / .milliseconds(1)) / 4)  // milliseconds
+        #expect(try timedSeal.finish().status == 0)
+        try timer.close()
+
         // Startup and the first segment's build, then each segment boundary with a delay that lands at random in
         // the next segment's read, compression or write transaction.
-        var points = [KillPoint(segments: 0, delay: 0), KillPoint(segments: 0, delay: 60), KillPoint(segments: 0, delay: 200)]
+        var points = [
+            KillPoint(segments: 0, delay: 0), KillPoint(segments: 0, delay: segment / 2),
+            KillPoint(segments: 0, delay: segment * 2),
+        ]
         for segments in 1...4 {
-            points.append(KillPoint(segments: segments, delay: Int.random(in: 0...15)))
-            points.append(KillPoint(segments: segments, delay: Int.random(in: 16...90)))
+            points.append(KillPoint(segments: segments, delay: Int.random(in: 0...segment / 6)))
+            points.append(KillPoint(segments: segments, delay: Int.random(in: segment / 6...segment * 9 / 10)))
         }
-        points.append(KillPoint(segments: 2, delay: Int.random(in: 0...90)))
+        points.append(KillPoint(segments: 2, delay: Int.random(in: 0...segment)))
         var killedRunning = 0
         var sealedAtKill: Set<Int64> = []
         for (round, point) in points.enumerated() {
