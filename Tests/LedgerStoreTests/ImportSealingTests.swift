@@ -109,6 +109,27 @@ struct ImportSealingTests {
         #expect(try sealed.store.stats().unsealedEvents == 0)
     }
 
+    /// An id re-sent at any distance behind its first copy — still held, in the segment just written, in one
+    /// written before — is a duplicate, and the log is a row import's (with batches that end anywhere in a
+    /// segment).
+    @Test("ids re-sent at any distance behind their first copy are duplicates, as in a row import",
+          arguments: [1, 120, 255, 256, 300, 511, 700])
+    func resentAtAnyDistance(gap: Int) async throws {
+        var events = Self.corpus(1_800)
+        // Copies inserted from the end backwards, so each lands `gap` events after its first copy.
+        for first in stride(from: 1_800 - gap - 1, through: 0, by: -97) {
+            events.insert(events[first], at: first + gap + 1)
+        }
+        let sealed = try StoreFixture(configuration: Self.configuration())
+        let rows = try StoreFixture(configuration: Self.configuration())
+        let sealedResult = try await Self.importing(events, into: sealed.store, sealing: true, batch: 37)
+        #expect(sealedResult == (try await Self.importing(events, into: rows.store, sealing: false, batch: 37)))
+        #expect(sealedResult.duplicate.filter { $0 }.count == events.count - 1_800)
+        #expect(try sealed.store.stats().sealedEvents == 7 * 256)
+        #expect(try SealMigrationTests.all(sealed.store) == (try SealMigrationTests.all(rows.store)))
+        #expect(try sealed.store.verify().ok)
+    }
+
     @Test("an id re-sent with other content refuses the whole import, wherever its first copy is",
           arguments: [10, 600, -1])
     func conflictingIDRefusesImport(firstCopy: Int) async throws {
