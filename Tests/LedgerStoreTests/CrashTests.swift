@@ -21,15 +21,21 @@ struct CrashTests {
     func killNine(round: Int) async throws {
         let binary = try #require(Self.benchBinary(), "ledger-bench not found next to the test bundle")
         let fixture = try StoreFixture()
-        let pipe = Pipe()
-        let process = try ChildProcess(
-            binary, ["crash-writer", "--db", fixture.path], stdout: .descriptor(pipe.fileHandleForWriting.fileDescriptor))
-        try pipe.fileHandleForWriting.close()
-        // Let it write for a random while, then kill it without warning.
-        try await Task.sleep(for: .milliseconds(Int.random(in: 400...1_500)))
+        let log = fixture.path + ".acks"
+        let process = try ChildProcess(binary, ["crash-writer", "--db", fixture.path], stdout: .file(log))
+        // Once it has acknowledged some appends (a loaded machine may take a while to start it), let it write for
+        // a random while more, then kill it without warning.
+        func acknowledgements() -> Int {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while acknowledgements() < 20, process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(Int.random(in: 0...1_100)))
         process.signal(SIGKILL)
         process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = try String(contentsOfFile: log, encoding: .utf8)
         let acknowledged = output.split(separator: "\n").compactMap { line -> (Int64, String)? in
             let parts = line.split(separator: " ")
             // A line cut by the kill is not an acknowledgement we can trust to have been read whole.
