@@ -76,6 +76,25 @@ public enum CanonicalUUID {
         return format(bytes)
     }
 
+    /// A UUID of `version` whose 122 free bits are `fields` (each a value's low `bits` bits, most significant
+    /// first), in order: the version's and the variant's bits are skipped, not overwritten, so ids compare (as bytes
+    /// or as their text) as their fields do in order.
+    public static func make(version: UInt8, orderedBits fields: [(value: UInt64, bits: Int)]) -> String {
+        precondition(fields.reduce(0) { $0 + $1.bits } == 122, "a UUID has 122 free bits")
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var position = 0
+        for (value, bits) in fields {
+            for bit in stride(from: bits - 1, through: 0, by: -1) {
+                // Bits 48–51 hold the version, 64–65 the variant.
+                if position == 48 { position = 52 }
+                if position == 64 { position = 66 }
+                if value >> UInt64(bit) & 1 == 1 { bytes[position / 8] |= 0x80 >> UInt8(position % 8) }
+                position += 1
+            }
+        }
+        return make(version: version, from: bytes)
+    }
+
     /// A random (version 4) UUID drawn from `generator`, one byte per draw (seeded corpora depend on the order).
     public static func random(using generator: inout some RandomNumberGenerator) -> String {
         make(version: 4, from: (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })

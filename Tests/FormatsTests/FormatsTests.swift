@@ -51,6 +51,36 @@ struct FormatsTests {
         #expect(ids.allSatisfy { CanonicalUUID.bytes($0) != nil })
     }
 
+    @Test("a UUID made of ordered fields keeps their order, as text and as bytes, and every field's bits")
+    func orderedFields() throws {
+        var generator = SystemRandomNumberGenerator()
+        let widths = [32, 32, 58]
+        var made: [(fields: [UInt64], id: String)] = []
+        for round in 0..<2_000 {
+            // Small ranges as well as whole ones, so that equal leading fields are common.
+            let fields = widths.map { bits in
+                let limit: UInt64 = round % 2 == 0 ? 3 : (bits == 64 ? .max : (1 << UInt64(bits)) - 1)
+                return UInt64.random(in: 0...limit, using: &generator)
+            }
+            let id = CanonicalUUID.make(version: 8, orderedBits: Array(zip(fields, widths)))
+            let bytes = try #require(CanonicalUUID.bytes(id))
+            #expect(bytes[6] >> 4 == 8 && bytes[8] >> 6 == 0b10, "\(id)")
+            // Every bit comes back from where it was put, around the version's and the variant's.
+            var bits = bytes.flatMap { byte in (0..<8).map { byte >> (7 - $0) & 1 } }
+            bits.removeSubrange(64..<66)
+            bits.removeSubrange(48..<52)
+            var offset = 0
+            for (field, width) in zip(fields, widths) {
+                let read = bits[offset..<(offset + width)].reduce(UInt64(0)) { $0 << 1 | UInt64($1) }
+                #expect(read == field, "\(id)")
+                offset += width
+            }
+            made.append((fields, id))
+        }
+        let byFields = made.sorted { $0.fields.lexicographicallyPrecedes($1.fields) }.map(\.id)
+        #expect(byFields == made.map(\.id).sorted())
+    }
+
     @Test("JSON strings escape quote, backslash and controls only, and read back as the same text")
     func jsonStrings() throws {
         #expect(JSONString.quoted("a\"b\\c/d\u{7F}é😀") == "\"a\\\"b\\\\c/d\u{7F}é😀\"")

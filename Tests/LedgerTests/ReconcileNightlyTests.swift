@@ -200,13 +200,13 @@ struct ReconcileNightlyTests {
         #expect(again.entries == first.entries)
         #expect(again.recordedEvents == 0)
         #expect(try temp.ledger.store.lastPosition() == position)
-        // The run's ids share its first 8 bytes (one narrow range of the id index); another run's do not.
+        // The run's ids share its first 4 bytes (one narrow range of the id index); another run's do not.
         let other = try await Self.run(temp, runID: "night-other")
         let prefixes = try await temp.ledger.pool.read { db in
             try String.fetchAll(
                 db,
                 sql: """
-                    SELECT DISTINCT hex(substr(id, 1, 8)) FROM events WHERE type = 'reconcile' ORDER BY position
+                    SELECT DISTINCT hex(substr(id, 1, 4)) FROM events WHERE type = 'reconcile' ORDER BY position
                     """)
         }
         #expect(first.recordedEvents > 1 && other.recordedEvents > 1)

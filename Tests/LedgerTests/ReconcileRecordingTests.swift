@@ -7,10 +7,11 @@ import Testing
 @Suite("Nightly recording: stable event ids, the report's stored text")
 struct ReconcileRecordingTests {
     /// A build that derived the ids another way would record a run's findings a second time. The values were
-    /// computed outside Swift (Python's hashlib, the rule in `ReconcileIDs.nightlyID`).
-    @Test("a run's ids are its SHA-256 prefix and the activity's, as a version-8 UUID", arguments: [
-        ("bench", "A0000001", "1b32c28c-b38c-8548-8814-c579129831f8"),
-        ("app/run-7", "RIDE-ü", "a071cace-d446-81d8-a4e2-15fcd4acdc6e"),
+    /// computed outside Swift (Python's hashlib and integers, the rule in `ReconcileIDs.nightlyID`).
+    @Test("a run's ids are its SHA-256 prefix, the activity's first bytes and its SHA-256, as a version-8 UUID", arguments: [
+        ("bench", "A0000001", "1b32c28c-4130-8303-8220-5315e44a60c7"),
+        ("app/run-7", "RIDE-ü", "a071cace-5249-8444-9693-8857f352b371"),
+        ("bench", "A", "1b32c28c-4100-8000-8395-faa705c7d7c4"),
     ])
     func pinnedIDs(run: String, activity: String, id: String) {
         #expect(ReconcileIDs.nightlyID(run: run, activity: activity) == id)
@@ -19,6 +20,20 @@ struct ReconcileRecordingTests {
         // Each id starts from the run's own hash state, whatever was hashed from it before.
         #expect(ids.id(activity: activity) == id)
         #expect(ids.id(activity: activity) == id)
+    }
+
+    /// A run records its findings in the activities' order, so its ids must grow with it to land at the end of
+    /// the run's range of the id index rather than anywhere in it.
+    @Test("a run's ids sort as its activities do whenever their first four bytes differ")
+    func idsFollowActivities() {
+        let ids = ReconcileIDs.NightlyIDs(run: "night-7")
+        let activities = ["0", "00", "0a", "A0000006", "A0010006", "A1", "RIDE-1", "S", "ab", "zz", "zzzz", "é", "ü", "😀"]
+        #expect(activities == activities.sorted { NightlyScan.precedes($0, $1) })
+        let made = activities.map { ids.id(activity: $0) }
+        #expect(made == made.sorted(), "\(made)")
+        // Beyond the first four bytes, the activity's hash tells them apart; another run's ids sort elsewhere.
+        #expect(ids.id(activity: "A0000001") != ids.id(activity: "A0000002"))
+        #expect(ReconcileIDs.NightlyIDs(run: "night-8").id(activity: "A0000006").prefix(8) != made[3].prefix(8))
     }
 
     /// The report is written before the last findings are recorded and its count patched in: the stored text must

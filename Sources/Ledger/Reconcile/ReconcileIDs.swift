@@ -10,14 +10,19 @@ enum ReconcileIDs {
         DerivedID.uuid(run + "\u{0}" + activity + "\u{0}" + kind)
     }
 
-    /// The id of a nightly run's `reconcile` event on `activity`: a version-8 UUID whose first 8 bytes are the
-    /// run's (SHA-256 of `run`) and last 8 the activity's (SHA-256 of `run`, NUL, `activity`).
+    /// The id of a nightly run's `reconcile` event on `activity`: a version-8 UUID whose 122 free bits are, in
+    /// order, 32 of the run's (SHA-256 of `run`), the activity's first 4 UTF-8 bytes (zero-padded) and 58 of the
+    /// activity's (SHA-256 of `run`, NUL, `activity`) — `CanonicalUUID.make(version:orderedBits:)`.
     ///
     /// A run records tens of thousands of events at once. With ids spread over the whole id index (as `id`'s
     /// are), each one dirtied a page of its own in an index of millions: recording 60,000 findings over a million
     /// activities wrote ~1.5 GB (BENCHMARKS.md, "nightly"). Sharing the run's prefix keeps a run's ids in one narrow
-    /// range of the index. Earlier builds used `id(run:activity:kind: "reconcile")`, so a run cut short by a crash
-    /// under one of them and finished by this one records its first part's findings a second time.
+    /// range of the index; the activity's first bytes next keep them in the order the run records them (activity
+    /// order), so each append adds at the end of that range instead of all over it (BENCHMARKS.md, session 42).
+    /// Two activities of one run share an id only if they share their first 4 bytes and 58 bits of SHA-256.
+    /// Builds before session 42 used the activity's hash alone after 64 bits of the run's, and earlier ones
+    /// `id(run:activity:kind: "reconcile")`: a run cut short by a crash under one of them and finished by this one
+    /// records its first part's findings a second time.
     static func nightlyID(run: String, activity: String) -> String {
         NightlyIDs(run: run).id(activity: activity)
     }
@@ -41,8 +46,14 @@ enum ReconcileIDs {
             // SHA-256 of `run`, NUL, `activity`, fed in parts (the same digest as of the joined bytes).
             var hasher = runAndNUL
             var activity = activity
-            activity.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-            return CanonicalUUID.make(version: 8, from: prefix + hasher.finalize().prefix(8))
+            let name = activity.withUTF8 { name in
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(name))
+                return (0..<4).reduce(UInt64(0)) { $0 << 8 | UInt64($1 < name.count ? name[$1] : 0) }
+            }
+            let digest = Array(hasher.finalize())
+            let hash = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } >> 6
+            let run = prefix.prefix(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return CanonicalUUID.make(version: 8, orderedBits: [(run, 32), (name, 32), (hash, 58)])
         }
     }
 
