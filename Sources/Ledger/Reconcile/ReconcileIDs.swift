@@ -31,11 +31,12 @@ enum ReconcileIDs {
     struct NightlyIDs {
         /// SHA-256 fed `run` and NUL: each id copies it and feeds the activity.
         private let runAndNUL: SHA256
-        private let prefix: [UInt8]
+        /// The first 32 bits of SHA-256 of `run`.
+        private let runBits: UInt64
 
         init(run: String) {
             let run = Array(run.utf8)
-            prefix = Array(SHA256.hash(data: run).prefix(8))
+            runBits = Self.bigEndian(SHA256.hash(data: run).prefix(4))
             var hasher = SHA256()
             hasher.update(data: run)
             hasher.update(data: [0])
@@ -46,14 +47,16 @@ enum ReconcileIDs {
             // SHA-256 of `run`, NUL, `activity`, fed in parts (the same digest as of the joined bytes).
             var hasher = runAndNUL
             var activity = activity
-            let name = activity.withUTF8 { name in
+            let first = activity.withUTF8 { name in
                 hasher.update(bufferPointer: UnsafeRawBufferPointer(name))
-                return (0..<4).reduce(UInt64(0)) { $0 << 8 | UInt64($1 < name.count ? name[$1] : 0) }
+                return Self.bigEndian((0..<4).map { $0 < name.count ? name[$0] : 0 })
             }
-            let digest = Array(hasher.finalize())
-            let hash = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } >> 6
-            let run = prefix.prefix(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return CanonicalUUID.make(version: 8, orderedBits: [(run, 32), (name, 32), (hash, 58)])
+            let hash = Self.bigEndian(hasher.finalize().prefix(8)) >> 6
+            return CanonicalUUID.make(version: 8, orderedBits: [(runBits, 32), (first, 32), (hash, 58)])
+        }
+
+        private static func bigEndian(_ bytes: some Sequence<UInt8>) -> UInt64 {
+            bytes.reduce(0) { $0 << 8 | UInt64($1) }
         }
     }
 
