@@ -8,11 +8,13 @@ import Testing
 struct ReconcileRecordingTests {
     /// A build that derived the ids another way would record a run's findings a second time. The values were
     /// computed outside Swift (Python's hashlib and integers, the rule in `ReconcileIDs.nightlyID`).
-    @Test("a run's ids are its SHA-256 prefix, the activity's first bytes and its SHA-256, as a version-8 UUID", arguments: [
-        ("bench", "A0000001", "1b32c28c-4130-8303-8220-5315e44a60c7"),
-        ("app/run-7", "RIDE-ü", "a071cace-5249-8444-9693-8857f352b371"),
-        ("bench", "A", "1b32c28c-4100-8000-8395-faa705c7d7c4"),
-    ])
+    @Test(
+        "a run's ids are its SHA-256 prefix, the activity's first bytes and its SHA-256, as a version-8 UUID",
+        arguments: [
+            ("bench", "A0000001", "1b32c28c-4130-8303-8220-5315e44a60c7"),
+            ("app/run-7", "RIDE-ü", "a071cace-5249-8444-9693-8857f352b371"),
+            ("bench", "A", "1b32c28c-4100-8000-8395-faa705c7d7c4"),
+        ])
     func pinnedIDs(run: String, activity: String, id: String) {
         #expect(ReconcileIDs.nightlyID(run: run, activity: activity) == id)
         let ids = ReconcileIDs.NightlyIDs(run: run)
@@ -27,7 +29,9 @@ struct ReconcileRecordingTests {
     @Test("a run's ids sort as its activities do whenever their first four bytes differ")
     func idsFollowActivities() {
         let ids = ReconcileIDs.NightlyIDs(run: "night-7")
-        let activities = ["0", "00", "0a", "A0000006", "A0010006", "A1", "RIDE-1", "S", "ab", "zz", "zzzz", "é", "ü", "😀"]
+        let activities = [
+            "0", "00", "0a", "A0000006", "A0010006", "A1", "RIDE-1", "S", "ab", "zz", "zzzz", "é", "ü", "😀",
+        ]
         #expect(activities == activities.sorted { NightlyScan.precedes($0, $1) })
         let made = activities.map { ids.id(activity: $0) }
         #expect(made == made.sorted(), "\(made)")
