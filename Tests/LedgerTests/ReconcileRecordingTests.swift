@@ -40,19 +40,28 @@ struct ReconcileRecordingTests {
         #expect(ReconcileIDs.NightlyIDs(run: "night-8").id(activity: "A0000006").prefix(8) != made[3].prefix(8))
     }
 
-    /// The report is written before the last findings are recorded and its count patched in: the stored text must
-    /// be the report's JSON with the final count, whatever the count's width.
-    @Test("the report written ahead, with its count patched in, is the report's JSON", arguments: [0, 7, 60_000])
-    func pendingText(recorded: Int) throws {
+    /// The report is written before the last findings are recorded and its count patched in, its entries in parts as
+    /// they were found: the stored text must be the report's JSON with the final count, whatever the count's width
+    /// and wherever the parts split the entries (an empty part included).
+    @Test(
+        "the report written ahead in parts, with its count patched in, is the report's JSON",
+        arguments: [0, 7, 60_000], [[], [0], [1], [2], [0, 1, 1, 2, 3]])
+    func pendingText(recorded: Int, cuts: [Int]) throws {
+        let entries = [
+            NightlyEntry(finding: .drift, action: .init(activity: "A-1", action: .update, reason: "differs")),
+            NightlyEntry(finding: .missing, action: .init(activity: "Ω", action: .none, reason: "not here")),
+            NightlyEntry(finding: .drift, action: .init(activity: "B\u{1}", action: .update, reason: "\"x\"")),
+        ]
         var report = NightlyReport(
             run: "night-\"1\"", at: Instant(milliseconds: 1_700_000_000_000), status: .recorded, strict: false,
-            summary: [.drift: 1, .missing: 1], entries: [
-                NightlyEntry(finding: .drift, action: .init(activity: "A-1", action: .update, reason: "differs")),
-                NightlyEntry(finding: .missing, action: .init(activity: "Ω", action: .none, reason: "not here")),
-            ],
+            summary: [.drift: 2, .missing: 1], entries: entries,
             invalidLines: [InvalidTruthLine(line: 3, reason: "not JSON")], invalidLineCount: 1, truthLines: 4,
             truthItems: 3, activitiesScanned: 2, activitiesFolded: 1, recordedEvents: 12_345)
-        let pending = ReconcileRuns.PendingText(report)
+        var parts: [[UInt8]] = []
+        for (start, end) in zip([0] + cuts, cuts + [entries.count]) {
+            parts.append(NightlyReport.entriesText(entries[start..<end]))
+        }
+        let pending = ReconcileRuns.PendingText(report, entries: parts)
         report.recordedEvents = recorded
         let text = pending.text(recordedEvents: recorded)
         #expect(text == report.json.compactBytes)

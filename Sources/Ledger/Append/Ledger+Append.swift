@@ -62,6 +62,22 @@ extension Ledger {
         _ events: [LedgerEvent], expected: [String: ExpectedVersion], app: String?, readBack: Bool
     ) async throws -> [AppendOutcome] {
         guard !events.isEmpty else { return [] }
+        return try await commit(prepare(events, expected: expected, app: app, readBack: readBack))
+    }
+
+    /// An append checked, encoded and compressed, ready for the writer (`commit`). Preparing is the part of an
+    /// append that needs no lock: a caller with appends that must land in order (the nightly job's recordings)
+    /// prepares the next while the one before it commits.
+    struct PreparedAppend: Sendable {
+        fileprivate let events: [LedgerEvent]
+        fileprivate let batch: AppendBatch
+    }
+
+    /// Everything of an append before the writer: ids, checks, storage forms (each decoded back when `readBack`),
+    /// sizes, compression and the projector's inputs. Throws what `append` throws for bad events.
+    func prepare(
+        _ events: [LedgerEvent], expected: [String: ExpectedVersion] = [:], app: String?, readBack: Bool = true
+    ) throws -> PreparedAppend {
         let app = try Self.namespace(app)
         let events = events.map(Self.withID)
         try Self.checkStreams(events)
@@ -80,27 +96,31 @@ extension Ledger {
         }
         let qualifiedExpected = Dictionary(
             expected.map { (Namespaced.qualify($0.key, app: app), $0.value) }, uniquingKeysWith: { first, _ in first })
+        var batch: AppendBatch
         switch storage {
-        case .file(let store):
-            var batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
-            projector.attach(events, app: app, to: &batch.events)
-            do {
-                let result = try await store.append(batch)
+        case .file(let store): batch = AppendBatch(events: store.precompressed(stored), expected: qualifiedExpected)
+        // Stored as sent (no dictionaries on PostgreSQL: SPEC §6 lets it keep a row per event).
+        case .postgres: batch = AppendBatch(events: stored, expected: qualifiedExpected)
+        }
+        projector.attach(events, app: app, to: &batch.events)
+        return PreparedAppend(events: events, batch: batch)
+    }
+
+    /// Writes a prepared append through the store's group commit; returns once durable.
+    func commit(_ prepared: PreparedAppend) async throws -> [AppendOutcome] {
+        let events = prepared.events
+        guard !events.isEmpty else { return [] }
+        do {
+            switch storage {
+            case .file(let store):
+                let result = try await store.append(prepared.batch)
                 if result.duplicate.contains(false) { appended.signal() }
                 return Self.outcomes(events, result)
-            } catch {
-                throw Self.translate(error, events: events)
+            case .postgres(let postgres):
+                return Self.outcomes(events, try await postgres.append(prepared.batch, projector: projector))
             }
-        case .postgres(let postgres):
-            // Stored as sent (no dictionaries on PostgreSQL: SPEC §6 lets it keep a row per event).
-            var batch = AppendBatch(events: stored, expected: qualifiedExpected)
-            projector.attach(events, app: app, to: &batch.events)
-            do {
-                let result = try await postgres.append(batch, projector: projector)
-                return Self.outcomes(events, result)
-            } catch {
-                throw Self.translate(error, events: events)
-            }
+        } catch {
+            throw Self.translate(error, events: events)
         }
     }
 

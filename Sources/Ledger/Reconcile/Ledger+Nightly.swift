@@ -62,7 +62,9 @@ extension Ledger {
         // The findings of earlier pages are recorded while later pages are scanned: the writer and the
         // scan overlap. A page never holds an activity recorded before it (pages and records both go in
         // activity-id order, and a `missing` item is recorded only once the scan has passed it).
-        var recording: Task<Int, any Error>?
+        var recordings = Recordings()
+        // The report's `actions`, written a recording's findings at a time beside the scan (`entriesText`).
+        var parts: [Task<[UInt8], Never>] = []
         var scan = try NightlyScan(ledger: self, spool: spool, at: at, run: runID, app: app, foldAll: foldAll)
         do {
             while let batch = try await scan.next() {
@@ -79,24 +81,33 @@ extension Ledger {
                 // and their projection rows at once (found by a probe: 4.3 GB for a million unknown activities).
                 var start = 0
                 while pending.count - start >= Self.recordingBatch {
-                    if let recording { report.recordedEvents += try await recording.value }
+                    report.recordedEvents += try await recordings.makeRoom()
                     let entries = Array(pending[start..<(start + Self.recordingBatch)])
-                    recording = Task { try await self.record(entries, run: runID, at: at, app: app) }
+                    recordings.add(to: self) { try self.prepareRecord(entries, run: runID, at: at, app: app) }
+                    parts.append(Task { NightlyReport.entriesText(entries) })
                     start += Self.recordingBatch
                 }
                 pending.removeFirst(start)
             }
         } catch {
             // Never leave a recording running behind a failed scan.
-            _ = try? await recording?.value
+            await recordings.drop()
             throw error
         }
         report.truthItems = scan.truthItems
         for finding in NightlyFinding.allCases where report.summary[finding] == nil { report.summary[finding] = 0 }
+        if !pending.isEmpty {
+            let rest = pending  // under 2,048
+            recordings.add(to: self) { try self.prepareRecord(rest, run: runID, at: at, app: app) }
+            parts.append(Task { NightlyReport.entriesText(rest) })
+        }
         // The report is written on another core while the last findings are recorded; only its count waits.
-        let written = Task { [report] in ReconcileRuns.PendingText(report) }
-        if let recording { report.recordedEvents += try await recording.value }
-        report.recordedEvents += try await record(pending, run: runID, at: at, app: app)  // under 2,048
+        let written = Task { [report, parts] in
+            var texts: [[UInt8]] = []
+            for part in parts { texts.append(await part.value) }
+            return ReconcileRuns.PendingText(report, entries: texts)
+        }
+        report.recordedEvents += try await recordings.finish()
         let text = await written.value.text(recordedEvents: report.recordedEvents)
         try await ReconcileRuns.save(
             report, key: ReconcileRuns.key(asGiven, app: app), text: text, in: self, recordedAt: Self.now())
@@ -124,9 +135,10 @@ extension Ledger {
     /// Findings recorded per append.
     static let recordingBatch = 2048
 
-    /// Appends the run's `reconcile` events; returns how many were new.
-    private func record(_ entries: [NightlyEntry], run: String, at: Instant, app: String?) async throws -> Int {
-        guard !entries.isEmpty else { return 0 }
+    /// The append of the run's `reconcile` events for `entries`.
+    private func prepareRecord(_ entries: [NightlyEntry], run: String, at: Instant, app: String?) throws
+        -> PreparedAppend
+    {
         var events: [LedgerEvent] = []
         let ids = ReconcileIDs.NightlyIDs(run: run)
         for entry in entries {
@@ -139,7 +151,45 @@ extension Ledger {
                             run: run, action: entry.action.action, reason: entry.action.reason,
                             finding: entry.finding.rawValue))))
         }
-        return try await append(events, app: app).filter { !$0.duplicate }.count
+        return try prepare(events, app: app)
+    }
+
+    /// A run's recording appends in flight, in activity order: each is prepared (encoded, compressed) in a task of
+    /// its own while the one before it commits, and commits after it. At most `depth` at once, so a run with a
+    /// million findings holds two appends' events, not all of them.
+    private struct Recordings {
+        private var tasks: [Task<Int, any Error>] = []
+        static let depth = 2
+
+        /// Starts an append prepared by `prepare`; it commits after those already added. Returns nothing: its
+        /// count of new events comes from `makeRoom` or `finish`.
+        mutating func add(to ledger: Ledger, _ prepare: @escaping @Sendable () throws -> PreparedAppend) {
+            let before = tasks.last
+            tasks.append(
+                Task {
+                    let prepared = try prepare()
+                    _ = try await before?.value  // its count is taken by `makeRoom` or `finish`
+                    return try await ledger.commit(prepared).filter { !$0.duplicate }.count
+                })
+        }
+
+        /// Waits for the oldest append while `depth` are in flight; returns how many new events it recorded.
+        mutating func makeRoom() async throws -> Int {
+            guard tasks.count >= Self.depth else { return 0 }
+            return try await tasks.removeFirst().value
+        }
+
+        /// Waits for every append; returns how many new events they recorded.
+        mutating func finish() async throws -> Int {
+            var count = 0
+            while !tasks.isEmpty { count += try await tasks.removeFirst().value }
+            return count
+        }
+
+        /// Waits for the appends in flight, ignoring their outcome (a failed scan).
+        mutating func drop() async {
+            while !tasks.isEmpty { _ = try? await tasks.removeFirst().value }
+        }
     }
 }
 

@@ -108,11 +108,12 @@ extension ReconcileRuns {
         private var head: [UInt8]?
         private let report: NightlyReport
 
-        init(_ report: NightlyReport) {
+        /// - Parameter parts: the entries' text in parts (`NightlyReport.compactBytes(entries:)`).
+        init(_ report: NightlyReport, entries parts: [[UInt8]]) {
             var report = report
             report.recordedEvents = 0
             self.report = report
-            var text = report.compactBytes
+            var text = report.compactBytes(entries: parts)
             if text.reversed().starts(with: #","recordedEvents":0}"#.utf8.reversed()) {
                 text.removeLast(2)
                 head = text
