@@ -31,7 +31,7 @@ extension LedgerAPI {
             throw APIError.badRequest("the truth feed (JSON Lines) body is required and must not be empty", field: "body")
         }
         let report = try await ledger.nightly(truthBytes: truth, runID: run, at: at, app: Caller.app())
-        return .ok(.init(body: .json(.rendered(report.json))))
+        return .ok(.init(body: .json(.rendered(bytes: report.compactBytes))))
     }
 
     func getReconciliation(_ input: Operations.getReconciliation.Input) async throws
@@ -42,7 +42,7 @@ extension LedgerAPI {
             let run = LogText.escaped(String(input.path.run.prefix(200)))
             throw APIError(LedgerError(.notFound, "no reconciliation run \"\(run)\"", field: "run"))
         }
-        return .ok(.init(body: .json(.rendered(report.json))))
+        return .ok(.init(body: .json(.rendered(bytes: report.compactBytes))))
     }
 
     func verifyLedger(_ input: Operations.verifyLedger.Input) async throws -> Operations.verifyLedger.Output {

@@ -24,7 +24,12 @@ package struct RenderedDocument: Codable, Hashable, Sendable {
 
     /// Renders `value` for the response being handled and returns the generated layer's placeholder for it.
     static func rendered(_ value: JSONValue) -> RenderedDocument {
-        let bytes = value.compactBytes
+        rendered(bytes: value.compactBytes)
+    }
+
+    /// The same for a document the ledger wrote itself (`NightlyReport.compactBytes`: an entry at a time, where
+    /// the tree of a report took ~1 KB a finding).
+    static func rendered(bytes: [UInt8]) -> RenderedDocument {
         current?.bytes.withLock { $0 = bytes }
         return RenderedDocument()
     }

@@ -130,10 +130,11 @@ struct ReconcileNightly: AsyncParsableCommand {
             let asOf = try at.map { try parseTime($0, option: "at") } ?? Ledger.now()
             let target = try actions.map { try OutputTarget.resolve($0, option: "actions", ledger: options.db) }
             // With the actions on standard output, the report goes to stderr.
-            let printReport = { (text: String) in
+            let printBytes = { (bytes: [UInt8]) in
                 let handle = target?.kind == .standardOutput ? FileHandle.standardError : FileHandle.standardOutput
-                handle.write(Data((text + "\n").utf8))
+                handle.write(Data(bytes + [0x0A]))
             }
+            let printReport = { (text: String) in printBytes(Array(text.utf8)) }
             let ledger = try await options.openLedger()
             let sender = try apns.sender(ledger: ledger, app: app)
             let reader = truth == "-" ? JSONLinesReader.standardInput() : try JSONLinesReader(path: truth)
@@ -161,11 +162,15 @@ struct ReconcileNightly: AsyncParsableCommand {
                     actions.append(APNsAction(activity: entry.activity, action: entry.action.action, payload: payload, token: token))
                 }
                 executed = try await sender.execute(actions, run: "nightly:\(runID)") {
-                    printReport(options.json ? jsonText(report.json) : ReconcileText.render(report))
+                    options.json ? printBytes(report.compactBytes) : printReport(ReconcileText.render(report))
                 }
             }
             if options.json {
-                printReport(jsonText(executed.map { ExecutedText.json(report.json, $0) } ?? report.json))
+                if let executed {
+                    printReport(jsonText(ExecutedText.json(report.json, executed)))
+                } else {
+                    printBytes(report.compactBytes)  // an entry at a time: the report's whole tree took ~1 KB a finding
+                }
             } else {
                 printReport(ReconcileText.render(report))
                 if let executed { printReport(ExecutedText.render(executed)) }
