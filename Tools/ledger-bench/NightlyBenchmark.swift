@@ -46,14 +46,23 @@ enum NightlyBenchmark {
         print(String(format: "  generated the ledger in %.1f s, the truth feed (%d lines)", generate, workload.truthLines))
         try await quiesce(ledger.pool)
 
-        // Each side is timed `runs` times on the same input and its median printed (one run of one binary has
-        // ranged ±15 % within minutes here). Ours runs on a fresh copy of the quiesced ledger each time, opened as
-        // a CLI run opens it (until 2026-11-27 it ran once, in the ledger that had just been built); the baseline
-        // opens a fresh pool for each run too, its truth table dropped in between. Both sides start cold, as a
-        // nightly job does.
+        // The same work on both sides: the ledger is built before its timing starts, so the baseline's raw table
+        // is loaded before its own; both timings read the truth feed and compare.
+        let load = try await Measure.seconds {
+            let pool = try DatabasePool(path: basePath)
+            try loadRaw(pool, workload: workload)
+        }
+
+        // Each side is timed `runs` times on the same input and its median printed. The sides alternate, a run of
+        // ours then one of the baseline: this machine's speed drifts by ±10 % within minutes (a plain Python loop
+        // took 1.94–2.38 s, 2026-11-29), and until session 43 our three runs came first and the baseline's after
+        // them, so a drift between the halves fell on one side only. Ours runs on a fresh copy of the quiesced
+        // ledger each time, opened as a CLI run opens it; the baseline opens a fresh pool for each run too, its
+        // truth table dropped in between. Both sides start cold, as a nightly job does.
         let before = Measure.currentRSSMiB() ?? 0
         var report: NightlyReport?
         var seconds: [Double] = []
+        var baselines: [Double] = []
         var peak = 0.0
         for index in 0..<runs {
             let copyPath = directory + "/bench-nightly-\(pid)-run\(index).sqlite"
@@ -69,8 +78,14 @@ enum NightlyBenchmark {
             })
             peak = max(peak, Measure.peakRSSMiB() ?? 0)
             // Closed here, untimed, as a nightly job's process ends: its close folds the run's WAL (~100 MB) into
-            // the copy, which must not overlap the next run's timing.
+            // the copy, which must not overlap the next timing.
             await copy.close()
+
+            // A pool of its own each time, as ours opens each copy: no side starts with the caches its build warmed.
+            let fresh = try DatabasePool(path: basePath)
+            try await fresh.write { db in try db.execute(sql: "DROP TABLE IF EXISTS truth") }
+            try await quiesce(fresh)
+            baselines.append(try await Measure.seconds { try baselineJoin(fresh, truthPath: truthPath) })
         }
         let ours = Measure.median(seconds)
         guard let report else { return }
@@ -81,29 +96,18 @@ enum NightlyBenchmark {
         print(String(format: "  memory:   RSS %.0f MiB before, peak %.0f MiB during a run", before, peak))
         let expected = workload.expectedFindings
         print("  planted:  \(expected) findings; reported \(report.entries.count)\(report.entries.count == expected ? "" : "  MISMATCH")")
-
-        // The same work on both sides: the ledger is built before its timing starts, so the baseline's raw table
-        // is loaded before its own; both timings read the truth feed and compare.
-        let pool = try DatabasePool(path: basePath)
-        let load = try await Measure.seconds { try loadRaw(pool, workload: workload) }
-        var baselines: [Double] = []
-        for _ in 0..<runs {
-            // A pool of its own each time, as ours opens each copy: no side starts with the caches its build warmed.
-            let fresh = try DatabasePool(path: basePath)
-            try await fresh.write { db in try db.execute(sql: "DROP TABLE IF EXISTS truth") }
-            try await quiesce(fresh)
-            baselines.append(try await Measure.seconds { try baselineJoin(fresh, truthPath: truthPath) })
-        }
         let baseline = Measure.median(baselines)
         print(String(format: "  baseline: %6.2f s  %@  (median of %@ s; truth feed loaded into a table ⋈ raw JSON table, no fold; loading the raw table took %.2f s before, untimed like building the ledger)",
             baseline, Measure.rate(count, baseline), Self.list(baselines), load))
+        let pairs = zip(seconds, baselines).map { String(format: "%.2f", $0 / $1) }.joined(separator: " / ")
+        print("  each run beside the baseline's run after it: \(pairs)")
         print(String(format: "  nightly / baseline: %.2fx (medians; SPEC §8 target ≤ 1.0x)", ours / baseline))
         print(String(format: "  target ≤ 15 s for 1M activities: %@ (%.2f s scaled to 1M)",
             ours / Double(count) * 1_000_000 <= 15 ? "met" : "NOT met", ours / Double(count) * 1_000_000))
     }
 
-    /// Timed runs of each side (the printed figure is their median).
-    static let runs = 3
+    /// Timed runs of each side, alternating (the printed figure is their median; 3 until session 43).
+    static let runs = 5
 
     private static func list(_ seconds: [Double]) -> String {
         seconds.map { String(format: "%.2f", $0) }.joined(separator: " / ")
