@@ -44,24 +44,43 @@ struct LedgerBenchmark: AsyncParsableCommand {
         try (lines.joined(separator: "\n") + "\n").write(toFile: jsonl, atomically: false, encoding: .utf8)
         print("corpus: \(corpus.count) events, \(corpus.activities) activities of \(perActivity) events, synchronous=\(durability)")
 
-        // Import: the whole file in one durable transaction, both sides. Each starts with nothing dirty in the
-        // kernel: the corpus file just written (~380 MB at 1M events) and the baseline's file would otherwise be
-        // written back inside the next timing, whichever side that is (as the nightly and HTTP benches do).
-        sync()
-        let baseline = try NaiveJSONLedger(path: basePath, synchronous: durability)
-        let baseImport = try await Measure.seconds { try baseline.importAll(lines) }
-        sync()
+        // Import: the whole file in one durable transaction, both sides, `importRuns` times each into a new file,
+        // alternating (the baseline's, then ours), medians printed: one run of each, as until session 43, let a
+        // drift of this machine's speed (±10 % within minutes) or one slow run decide the ratio. Each starts with
+        // nothing dirty in the kernel: the corpus file just written (~380 MB at 1M events) and the other side's
+        // file would otherwise be written back inside the next timing (as the nightly and HTTP benches do). The
+        // last run's files stay for the steps below.
         var configuration = LedgerConfiguration()
         configuration.store.durability = level
         configuration.store.segmentEvents = segmentEvents
         configuration.store.sealLevel = Int32(sealLevel)
-        // The import a user runs into a new file: it seals whole segments as it goes (`ImportSealer`).
-        let imported = try Ledger(path: importedPath, configuration: configuration, logger: Logger(label: "bench"))
-        let ledgerImport = try await Measure.seconds {
-            _ = try await imported.importJSONLines(try JSONLinesReader(path: jsonl))
+        var baseImports: [Double] = []
+        var ledgerImports: [Double] = []
+        var lastBaseline: NaiveJSONLedger?
+        var lastImported: Ledger?
+        for _ in 0..<Self.importRuns {
+            lastBaseline = nil
+            await lastImported?.close()
+            lastImported = nil
+            for path in [basePath, importedPath] { Measure.removeDatabase(path) }
+            sync()
+            let baseline = try NaiveJSONLedger(path: basePath, synchronous: durability)
+            baseImports.append(try await Measure.seconds { try baseline.importAll(lines) })
+            lastBaseline = baseline
+            sync()
+            // The import a user runs into a new file: it seals whole segments as it goes (`ImportSealer`).
+            let imported = try Ledger(path: importedPath, configuration: configuration, logger: Logger(label: "bench"))
+            ledgerImports.append(try await Measure.seconds {
+                _ = try await imported.importJSONLines(try JSONLinesReader(path: jsonl))
+            })
+            lastImported = imported
         }
-        Self.row("import (decode, compress, hash, projections)", lines.count, ledgerImport, baseline: baseImport,
-                 note: "target ≥ 1.0x; sealed as it goes")
+        guard let baseline = lastBaseline, let imported = lastImported else { return }
+        let (baseImport, ledgerImport) = (Measure.median(baseImports), Measure.median(ledgerImports))
+        let runs = { (seconds: [Double]) in seconds.map { String(format: "%.2f", $0) }.joined(separator: " / ") }
+        Self.row(
+            "import (decode, compress, hash, projections)", lines.count, ledgerImport, baseline: baseImport,
+            note: "target ≥ 1.0x; sealed as it goes; medians of \(runs(ledgerImports)) s beside \(runs(baseImports)) s")
         let importedStats = try imported.store.stats()
         print(String(
             format: "%-46@ %10.1f B/event   %lld of %lld events sealed (pages in use, as the sealed size below)",
@@ -313,6 +332,9 @@ struct LedgerBenchmark: AsyncParsableCommand {
             return (pages - free) * size
         }
     }
+
+    /// Imports timed on each side (alternating; the printed figure is their median).
+    static let importRuns = 3
 
     static func row(_ name: String, _ count: Int, _ seconds: Double, baseline: Double, note: String) {
         print(String(
