@@ -5,6 +5,11 @@ enum Measure {
     /// The middle of `times` (of an odd count; the upper middle of an even one).
     static func median(_ times: [Double]) -> Double { times.sorted()[times.count / 2] }
 
+    /// Each of `values` to two decimals, in order: `2.48 / 2.77 / 2.32` (the runs behind a median, or their ratios).
+    static func list(_ values: [Double]) -> String {
+        values.map { String(format: "%.2f", $0) }.joined(separator: " / ")
+    }
+
     /// Seconds `body` took.
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds

@@ -77,10 +77,10 @@ struct LedgerBenchmark: AsyncParsableCommand {
         }
         guard let baseline = lastBaseline, let imported = lastImported else { return }
         let (baseImport, ledgerImport) = (Measure.median(baseImports), Measure.median(ledgerImports))
-        let runs = { (seconds: [Double]) in seconds.map { String(format: "%.2f", $0) }.joined(separator: " / ") }
         Self.row(
             "import (decode, compress, hash, projections)", lines.count, ledgerImport, baseline: baseImport,
-            note: "target ≥ 1.0x; sealed as it goes; medians of \(runs(ledgerImports)) s beside \(runs(baseImports)) s")
+            note: "target ≥ 1.0x; sealed as it goes; medians of \(Measure.list(ledgerImports)) s"
+                + " beside \(Measure.list(baseImports)) s")
         let importedStats = try imported.store.stats()
         print(String(
             format: "%-46@ %10.1f B/event   %lld of %lld events sealed (pages in use, as the sealed size below)",

@@ -91,16 +91,15 @@ enum NightlyBenchmark {
         guard let report else { return }
         let findings = NightlyFinding.allCases.map { "\($0.rawValue) \(report.summary[$0] ?? 0)" }
         print(String(format: "  nightly:  %6.2f s  %@  (median of %@ s; folded %d, findings %d: %@)", ours,
-            Measure.rate(count, ours), Self.list(seconds), report.activitiesFolded, report.entries.count,
+            Measure.rate(count, ours), Measure.list(seconds), report.activitiesFolded, report.entries.count,
             findings.joined(separator: ", ")))
         print(String(format: "  memory:   RSS %.0f MiB before, peak %.0f MiB during a run", before, peak))
         let expected = workload.expectedFindings
         print("  planted:  \(expected) findings; reported \(report.entries.count)\(report.entries.count == expected ? "" : "  MISMATCH")")
         let baseline = Measure.median(baselines)
         print(String(format: "  baseline: %6.2f s  %@  (median of %@ s; truth feed loaded into a table ⋈ raw JSON table, no fold; loading the raw table took %.2f s before, untimed like building the ledger)",
-            baseline, Measure.rate(count, baseline), Self.list(baselines), load))
-        let pairs = zip(seconds, baselines).map { String(format: "%.2f", $0 / $1) }.joined(separator: " / ")
-        print("  each run beside the baseline's run after it: \(pairs)")
+            baseline, Measure.rate(count, baseline), Measure.list(baselines), load))
+        print("  each run beside the baseline's run after it: \(Measure.list(zip(seconds, baselines).map { $0 / $1 }))")
         print(String(format: "  nightly / baseline: %.2fx (medians; SPEC §8 target ≤ 1.0x)", ours / baseline))
         print(String(format: "  target ≤ 15 s for 1M activities: %@ (%.2f s scaled to 1M)",
             ours / Double(count) * 1_000_000 <= 15 ? "met" : "NOT met", ours / Double(count) * 1_000_000))
@@ -108,10 +107,6 @@ enum NightlyBenchmark {
 
     /// Timed runs of each side, alternating (the printed figure is their median; 3 until session 43).
     static let runs = 5
-
-    private static func list(_ seconds: [Double]) -> String {
-        seconds.map { String(format: "%.2f", $0) }.joined(separator: " / ")
-    }
 
     /// Ends what building a side's file left running, before its timing starts: the WAL copied into the file and
     /// truncated, and every dirty page of the machine written out. Building the ledger writes ~1.2 GB; without
